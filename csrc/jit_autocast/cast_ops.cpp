@@ -1,0 +1,233 @@
+// Smart casts: jitamp::autocast_to_fp16, autocast_to_fp32, autocast_promote.
+//
+// The pass puts one before each op that eager autocast handles. Each decides
+// at run time, from its input's device and dtype and the thread's autocast
+// state, exactly what eager's autocast kernel for that op would do to the
+// input, and does it through eager's own cast cache. When nothing applies it
+// returns its input itself (no copy), hence the `Tensor(a) -> Tensor(a)`
+// schemas.
+//
+// The kernels are CompositeImplicitAutograd: autograd records the `to()` they
+// call (so gradients come back in the input's dtype, as in eager), and
+// fake/meta tensors run the same code, which is what shape propagation and
+// torch.library.opcheck need.
+//
+// They carry the nondeterministic_seeded tag: their result depends on
+// thread-local state that the scope ops change, so constant propagation and
+// CSE must neither fold them nor merge two of them across a scope boundary.
+#include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
+#include <torch/library.h>
+
+namespace jitamp {
+namespace {
+
+using at::Tensor;
+using c10::DeviceType;
+
+// `devices` is the constant the pass writes: "cpu", "cuda" or "cpu,cuda" --
+// the devices on which eager gives the op this policy.
+bool policyApplies(c10::string_view devices, DeviceType device_type) {
+  const char* name = nullptr;
+  if (device_type == DeviceType::CPU) {
+    name = "cpu";
+  } else if (device_type == DeviceType::CUDA) {
+    name = "cuda";
+  } else {
+    return false;
+  }
+  if (!at::autocast::is_autocast_enabled(device_type)) {
+    return false;
+  }
+  TORCH_CHECK(
+      devices.find("cpu") != c10::string_view::npos ||
+          devices.find("cuda") != c10::string_view::npos,
+      "jitamp: devices must name 'cpu' and/or 'cuda', got '",
+      std::string(devices),
+      "'");
+  // "cpu" is not a substring of "cuda" and vice versa.
+  return devices.find(name) != c10::string_view::npos;
+}
+
+Tensor castTo(
+    const Tensor& self,
+    c10::string_view devices,
+    bool lower_precision) {
+  if (!self.defined()) {
+    return self;
+  }
+  const DeviceType device_type = self.device().type();
+  if (!policyApplies(devices, device_type)) {
+    return self;
+  }
+  const at::ScalarType to_type = lower_precision
+      ? at::autocast::get_lower_precision_fp_from_device_type(device_type)
+      : at::kFloat;
+  // cached_cast applies eager's eligibility rule (floating, not float64, on
+  // this device type) and its weight cache.
+  return at::autocast::cached_cast(to_type, self, device_type);
+}
+
+Tensor toFp16(const Tensor& self, c10::string_view devices) {
+  return castTo(self, devices, /*lower_precision=*/true);
+}
+
+std::optional<Tensor> toFp16Optional(
+    const std::optional<Tensor>& self,
+    c10::string_view devices) {
+  if (!self.has_value()) {
+    return self;
+  }
+  return castTo(*self, devices, /*lower_precision=*/true);
+}
+
+std::vector<Tensor> toFp16List(at::TensorList tensors, c10::string_view devices) {
+  std::vector<Tensor> out;
+  out.reserve(tensors.size());
+  for (const auto& t : tensors) {
+    out.push_back(castTo(t, devices, /*lower_precision=*/true));
+  }
+  return out;
+}
+
+Tensor toFp32(const Tensor& self, c10::string_view devices) {
+  return castTo(self, devices, /*lower_precision=*/false);
+}
+
+std::optional<Tensor> toFp32Optional(
+    const std::optional<Tensor>& self,
+    c10::string_view devices) {
+  if (!self.has_value()) {
+    return self;
+  }
+  return castTo(*self, devices, /*lower_precision=*/false);
+}
+
+std::vector<Tensor> toFp32List(at::TensorList tensors, c10::string_view devices) {
+  std::vector<Tensor> out;
+  out.reserve(tensors.size());
+  for (const auto& t : tensors) {
+    out.push_back(castTo(t, devices, /*lower_precision=*/false));
+  }
+  return out;
+}
+
+// fp32_set_opt_dtype: eager runs the op with dtype=float32 unless the caller
+// gave one. Casting the input to float32 first computes the same thing.
+Tensor toFp32IfNoDtype(
+    const Tensor& self,
+    c10::string_view devices,
+    std::optional<at::ScalarType> dtype) {
+  if (dtype.has_value()) {
+    return self;
+  }
+  return castTo(self, devices, /*lower_precision=*/false);
+}
+
+// promote: every eligible input to the widest eligible dtype among them,
+// with eager's own prioritize() (which also raises where eager raises, e.g.
+// float16 mixed with bfloat16).
+std::vector<Tensor> promoteAll(at::TensorList tensors, c10::string_view devices) {
+  std::vector<Tensor> out(tensors.begin(), tensors.end());
+  const Tensor* first = nullptr;
+  for (const auto& t : tensors) {
+    if (t.defined()) {
+      first = &t;
+      break;
+    }
+  }
+  if (first == nullptr) {
+    return out;
+  }
+  const DeviceType device_type = first->device().type();
+  if (!policyApplies(devices, device_type)) {
+    return out;
+  }
+  at::ScalarType to_type =
+      at::autocast::get_lower_precision_fp_from_device_type(device_type);
+  for (const auto& t : tensors) {
+    if (t.defined()) {
+      to_type = at::autocast::prioritize(to_type, t, device_type);
+    }
+  }
+  for (auto& t : out) {
+    if (t.defined()) {
+      t = at::autocast::cached_cast(to_type, t, device_type);
+    }
+  }
+  return out;
+}
+
+std::tuple<Tensor, Tensor> promote2(
+    const Tensor& a,
+    const Tensor& b,
+    c10::string_view devices) {
+  auto out = promoteAll({a, b}, devices);
+  return {out[0], out[1]};
+}
+
+std::tuple<Tensor, Tensor, Tensor> promote3(
+    const Tensor& a,
+    const Tensor& b,
+    const Tensor& c,
+    c10::string_view devices) {
+  auto out = promoteAll({a, b, c}, devices);
+  return {out[0], out[1], out[2]};
+}
+
+std::tuple<Tensor, Tensor, Tensor, Tensor> promote4(
+    const Tensor& a,
+    const Tensor& b,
+    const Tensor& c,
+    const Tensor& d,
+    c10::string_view devices) {
+  auto out = promoteAll({a, b, c, d}, devices);
+  return {out[0], out[1], out[2], out[3]};
+}
+
+} // namespace
+
+TORCH_LIBRARY(jitamp, m) {
+  const std::vector<at::Tag> tags = {at::Tag::nondeterministic_seeded};
+  // The plain Tensor overloads are registered first: a Tensor value also
+  // matches `Tensor?`, and the first match wins.
+  m.def("autocast_to_fp16(Tensor(a) self, str devices) -> Tensor(a)", tags);
+  m.def(
+      "autocast_to_fp16.optional(Tensor(a)? self, str devices) -> Tensor(a)?",
+      tags);
+  m.def("autocast_to_fp16.list(Tensor[] tensors, str devices) -> Tensor[]", tags);
+  m.def("autocast_to_fp32(Tensor(a) self, str devices) -> Tensor(a)", tags);
+  m.def(
+      "autocast_to_fp32.optional(Tensor(a)? self, str devices) -> Tensor(a)?",
+      tags);
+  m.def("autocast_to_fp32.list(Tensor[] tensors, str devices) -> Tensor[]", tags);
+  m.def(
+      "autocast_to_fp32.if_no_dtype(Tensor(a) self, str devices, ScalarType? dtype) -> Tensor(a)",
+      tags);
+  m.def(
+      "autocast_promote(Tensor(a) a, Tensor(b) b, str devices) -> (Tensor(a), Tensor(b))",
+      tags);
+  m.def(
+      "autocast_promote.three(Tensor(a) a, Tensor(b) b, Tensor(c) c, str devices) -> (Tensor(a), Tensor(b), Tensor(c))",
+      tags);
+  m.def(
+      "autocast_promote.four(Tensor(a) a, Tensor(b) b, Tensor(c) c, Tensor(d) d, str devices) -> (Tensor(a), Tensor(b), Tensor(c), Tensor(d))",
+      tags);
+  m.def("autocast_promote.list(Tensor[] tensors, str devices) -> Tensor[]", tags);
+}
+
+TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
+  m.impl("autocast_to_fp16", TORCH_FN(toFp16));
+  m.impl("autocast_to_fp16.optional", TORCH_FN(toFp16Optional));
+  m.impl("autocast_to_fp16.list", TORCH_FN(toFp16List));
+  m.impl("autocast_to_fp32", TORCH_FN(toFp32));
+  m.impl("autocast_to_fp32.optional", TORCH_FN(toFp32Optional));
+  m.impl("autocast_to_fp32.list", TORCH_FN(toFp32List));
+  m.impl("autocast_to_fp32.if_no_dtype", TORCH_FN(toFp32IfNoDtype));
+  m.impl("autocast_promote", TORCH_FN(promote2));
+  m.impl("autocast_promote.three", TORCH_FN(promote3));
+  m.impl("autocast_promote.four", TORCH_FN(promote4));
+  m.impl("autocast_promote.list", TORCH_FN(promoteAll));
+}
+
+} // namespace jitamp

@@ -1,0 +1,152 @@
+#include "function_rewrite.h"
+
+#include "jitamp_rewrite.h"
+
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/frontend/error_report.h>
+
+#include <unordered_set>
+
+namespace jitamp {
+
+using namespace torch::jit;
+
+namespace {
+
+// GraphFunction keeps its executors and inlinable graphs private, and they
+// are exactly what tells whether it has run. Standard C++ allows naming a
+// private member in an explicit template instantiation; that is how we read
+// them without copying torch's layout.
+template <typename Tag, typename Tag::type Member>
+struct PrivateMember {
+  friend typename Tag::type get(Tag) {
+    return Member;
+  }
+};
+
+struct ExecutorsTag {
+  using type = std::array<std::optional<GraphExecutor>, 4> GraphFunction::*;
+  friend type get(ExecutorsTag);
+};
+template struct PrivateMember<ExecutorsTag, &GraphFunction::executors_>;
+
+struct OptimizedGraphsTag {
+  using type = std::array<std::shared_ptr<Graph>, 4> GraphFunction::*;
+  friend type get(OptimizedGraphsTag);
+};
+template struct PrivateMember<
+    OptimizedGraphsTag,
+    &GraphFunction::optimized_graphs_>;
+
+void collectCallees(Block* block, std::vector<Function*>& callees) {
+  for (Node* node : block->nodes()) {
+    for (Block* sub : node->blocks()) {
+      collectCallees(sub, callees);
+    }
+    if (node->hasAttribute(attr::Subgraph) &&
+        (node->kind() == prim::fork || node->kind() == prim::awaitable)) {
+      collectCallees(node->g(attr::Subgraph)->block(), callees);
+    }
+    if (node->kind() == prim::CallFunction) {
+      if (auto fn = node->input(0)->type()->cast<FunctionType>()) {
+        callees.push_back(fn->function());
+      }
+    } else if (node->kind() == prim::CallMethod) {
+      if (auto cls = node->input(0)->type()->cast<ClassType>()) {
+        if (Function* method = cls->findMethod(node->s(attr::name))) {
+          callees.push_back(method);
+        }
+      }
+    }
+  }
+}
+
+class FunctionRewriter {
+ public:
+  void rewrite(Function& function) {
+    if (!function.isGraphFunction() || !visited_.insert(&function).second) {
+      return;
+    }
+    auto& graph_function = toGraphFunction(function);
+    graph_function.ensure_defined();
+    std::shared_ptr<Graph> graph = graph_function.graph();
+    std::vector<Function*> callees;
+    collectCallees(graph->block(), callees);
+    for (Function* callee : callees) {
+      rewrite(*callee);
+    }
+    // Dry run on a copy: a graph already rewritten is fine to see again,
+    // run or not.
+    if (!RewriteAutocast(graph->copy())) {
+      if (!HasRun(function)) {
+        graph_function._set_ignore_amp(true);
+      }
+      return;
+    }
+    // PyTorch's built-in JIT autocast must never run on a rewritten graph
+    // (it would add its own casts when the function is first called under
+    // an eager autocast), even after jitamp.disable() turns it back on.
+    TORCH_CHECK(
+        !HasRun(function),
+        "jitamp cannot rewrite '",
+        function.qualname().qualifiedName(),
+        "': it has already run, and TorchScript's executor keeps the graph it "
+        "compiled then. Call jitamp.enable() before torch.jit.script(), or "
+        "jitamp.rewrite() after torch.jit.load() and before the first call.");
+    graph_function._set_ignore_amp(true);
+    RewriteAutocast(graph);
+    changed_.push_back(function.qualname().qualifiedName());
+  }
+
+  std::vector<std::string> changed() && {
+    return std::move(changed_);
+  }
+
+ private:
+  std::unordered_set<Function*> visited_;
+  std::vector<std::string> changed_;
+};
+
+void rewriteModuleInto(const Module& module, FunctionRewriter& rewriter) {
+  for (Function* method : module.type()->methods()) {
+    rewriter.rewrite(*method);
+  }
+  for (const Module& child : module.children()) {
+    rewriteModuleInto(child, rewriter);
+  }
+}
+
+} // namespace
+
+bool HasRun(Function& function) {
+  if (!function.isGraphFunction()) {
+    return false;
+  }
+  auto& graph_function = toGraphFunction(function);
+  for (const auto& executor : graph_function.*get(ExecutorsTag())) {
+    if (executor.has_value()) {
+      return true;
+    }
+  }
+  for (const auto& graph : graph_function.*get(OptimizedGraphsTag())) {
+    if (graph) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<std::string> RewriteFunction(Function& function) {
+  FunctionRewriter rewriter;
+  rewriter.rewrite(function);
+  return std::move(rewriter).changed();
+}
+
+std::vector<std::string> RewriteModule(const Module& module) {
+  FunctionRewriter rewriter;
+  rewriteModuleInto(module, rewriter);
+  return std::move(rewriter).changed();
+}
+
+} // namespace jitamp

@@ -1,0 +1,28 @@
+// Rewriting compiled functions and modules (as opposed to bare graphs).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace torch::jit {
+struct Function;
+struct Module;
+} // namespace torch::jit
+
+namespace jitamp {
+
+// Runs RewriteAutocast on the function's graph and, first, on every function
+// and method it calls (callees before callers). Throws if a graph that needs
+// rewriting has already been run or inlined into a caller that ran: its
+// executor holds a copy that a rewrite can no longer reach. Returns the
+// qualified names of the functions that changed.
+std::vector<std::string> RewriteFunction(torch::jit::Function& function);
+
+// The same for every method of the module and of its submodules.
+std::vector<std::string> RewriteModule(const torch::jit::Module& module);
+
+// Whether TorchScript has built an executor or an inlinable optimized graph
+// for the function, i.e. it has run (or a caller that inlined it has).
+bool HasRun(torch::jit::Function& function);
+
+} // namespace jitamp

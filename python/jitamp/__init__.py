@@ -1,0 +1,17 @@
+"""jitamp: `with torch.autocast(...)` in TorchScript that does what eager does.
+
+    import jitamp
+    jitamp.enable()            # before torch.jit.script(...)
+    scripted = torch.jit.script(model)
+
+Every function and module method scripted while jitamp is enabled is
+rewritten once, before it first runs. `jitamp.rewrite(obj)` does the same for
+objects scripted earlier or loaded with `torch.jit.load` (import jitamp before
+loading a model that contains jitamp ops).
+"""
+from ._library import _C  # noqa: F401  (registers the jitamp ops)
+from .api import disable, enable, is_enabled, rewrite
+from .passes import rewrite_graph
+
+__all__ = ["enable", "disable", "is_enabled", "rewrite", "rewrite_graph"]
+__version__ = "0.1.0"

@@ -1,0 +1,111 @@
+"""The public API: enable(), disable(), rewrite()."""
+from __future__ import annotations
+
+import atexit
+import threading
+from typing import Any
+
+import torch
+
+from ._library import _C
+
+_lock = threading.RLock()
+_state: dict[str, Any] | None = None  # what enable() replaced, while enabled
+
+
+def is_enabled() -> bool:
+    return _state is not None
+
+
+class _Enabled:
+    """Returned by enable(): also a context manager that disables on exit."""
+
+    def __enter__(self) -> "_Enabled":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        disable()
+
+
+def enable() -> _Enabled:
+    """Rewrite every function and module scripted from now on.
+
+    Installs TorchScript's emit hooks (chaining to hooks already there) and
+    turns PyTorch's built-in JIT autocast off until disable(). Idempotent.
+    Usable as `with jitamp.enable(): ...`.
+    """
+    global _state
+    with _lock:
+        if _state is not None:
+            return _Enabled()
+        prev_module_hook, prev_function_hook = torch._C._jit_get_emit_hooks()
+
+        def module_hook(module: torch._C.ScriptModule) -> None:
+            _C.rewrite_module(module)
+            if prev_module_hook is not None:
+                prev_module_hook(module)
+
+        def function_hook(function: torch._C.ScriptFunction) -> None:
+            _C.rewrite_function(function)
+            if prev_function_hook is not None:
+                prev_function_hook(function)
+
+        _state = {
+            "hooks": (prev_module_hook, prev_function_hook),
+            "builtin_autocast": torch._C._jit_set_autocast_mode(False),
+        }
+        torch._C._jit_set_emit_hooks(module_hook, function_hook)
+        _forget_compiled_types()
+        return _Enabled()
+
+
+def disable() -> None:
+    """Undo enable(): restore the previous hooks and built-in JIT autocast.
+
+    Graphs already rewritten stay rewritten (they still need `import jitamp`).
+    """
+    global _state
+    with _lock:
+        if _state is None:
+            return
+        torch._C._jit_set_emit_hooks(*_state["hooks"])
+        torch._C._jit_set_autocast_mode(_state["builtin_autocast"])
+        _state = None
+        _forget_compiled_types()
+
+
+# A Python emit hook left installed crashes the interpreter at exit.
+atexit.register(disable)
+
+
+def _forget_compiled_types() -> None:
+    """Make torch.jit.script compile again what it compiled before.
+
+    TorchScript reuses a module type (and a scripted function) it compiled
+    earlier without calling the emit hooks again; clearing its caches makes
+    scripting after enable() or disable() go through the hooks.
+    """
+    torch.jit._recursive.concrete_type_store.type_store.clear()
+    torch.jit._state._jit_caching_layer.clear()
+    torch.jit._state._jit_function_overload_caching.clear()
+
+
+def rewrite(obj: Any) -> Any:
+    """Rewrite a scripted function or module (and what it calls) in place.
+
+    For objects scripted before enable(), or loaded with torch.jit.load.
+    Idempotent. Raises if a graph that needs the rewrite has already run:
+    TorchScript's executor keeps the graph it compiled at the first call.
+    Returns obj.
+    """
+    target = obj._c if isinstance(obj, torch.jit.ScriptModule) else obj
+    if isinstance(target, torch._C.ScriptModule):
+        _C.rewrite_module(target)
+    elif isinstance(target, torch._C.ScriptFunction):
+        _C.rewrite_function(target)
+    else:
+        raise TypeError(
+            "jitamp.rewrite expects a scripted function or module "
+            f"(torch.jit.script / torch.jit.load), got {type(obj).__name__}"
+        )
+    return obj

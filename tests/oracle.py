@@ -1,0 +1,191 @@
+"""Eager autocast is the oracle: run the same Python function eagerly and
+scripted (with jitamp) under the same autocast state, and compare.
+
+`check_against_eager(fn, args)` scripts `fn` with jitamp enabled, then for
+calls 1, 2, 3 and 10 (so the profiling executor's optimized plan is covered)
+runs eager and scripted side by side and compares: output structure, dtypes
+and values (bitwise by default), raised errors (type and message), gradients
+(dtype and value) when asked, and the thread's autocast state after the call.
+"""
+from __future__ import annotations
+
+import contextlib
+import warnings
+from typing import Any, Callable, Iterable, Sequence
+
+import torch
+
+import jitamp
+
+CALLS = (1, 2, 3, 10)
+
+
+def autocast_state() -> tuple:
+    """Everything eager's autocast keeps per thread that Python can read."""
+    nesting = torch.autocast_increment_nesting() - 1
+    torch.autocast_decrement_nesting()
+    return (
+        torch.is_autocast_enabled("cpu"),
+        torch.get_autocast_dtype("cpu"),
+        torch.is_autocast_enabled("cuda"),
+        torch.get_autocast_dtype("cuda"),
+        torch.is_autocast_cache_enabled(),
+        nesting,
+    )
+
+
+def script(obj: Any) -> Any:
+    """torch.jit.script with jitamp enabled (and the deprecation quiet)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        was_enabled = jitamp.is_enabled()
+        jitamp.enable()
+        try:
+            return torch.jit.script(obj)
+        finally:
+            if not was_enabled:
+                jitamp.disable()
+
+
+def _flatten(value: Any) -> list:
+    if isinstance(value, (tuple, list)):
+        out = []
+        for item in value:
+            out.extend(_flatten(item))
+        return out
+    if isinstance(value, dict):
+        out = []
+        for key in sorted(value):
+            out.extend(_flatten(value[key]))
+        return out
+    return [value]
+
+
+def assert_same(eager: Any, scripted: Any, *, exact: bool = True, what: str = "output",
+                rtol: float | None = None, atol: float | None = None) -> None:
+    """Same structure, dtypes and values (bitwise unless exact=False)."""
+    flat_e, flat_s = _flatten(eager), _flatten(scripted)
+    assert len(flat_e) == len(flat_s), f"{what}: {len(flat_e)} values eager, {len(flat_s)} scripted"
+    for i, (e, s) in enumerate(zip(flat_e, flat_s)):
+        if isinstance(e, torch.Tensor):
+            assert isinstance(s, torch.Tensor), f"{what}[{i}]: tensor eager, {type(s)} scripted"
+            assert e.dtype == s.dtype, f"{what}[{i}]: dtype {e.dtype} eager, {s.dtype} scripted"
+            assert e.shape == s.shape, f"{what}[{i}]: shape {e.shape} eager, {s.shape} scripted"
+            assert e.device == s.device, f"{what}[{i}]: device {e.device} eager, {s.device} scripted"
+            if exact:
+                same = torch.equal(e, s) or (
+                    e.is_floating_point() or e.is_complex()
+                ) and bool(((e == s) | (e.isnan() & s.isnan())).all())
+                assert same, f"{what}[{i}]: values differ (max abs diff {(e.double() - s.double()).abs().max() if not e.is_complex() else 'complex'})"
+            else:
+                torch.testing.assert_close(s, e, rtol=rtol, atol=atol, equal_nan=True,
+                                           msg=lambda m: f"{what}[{i}]: {m}")
+        else:
+            assert type(e) is type(s) and e == s, f"{what}[{i}]: {e!r} eager, {s!r} scripted"
+
+
+def _clone_args(args: Sequence[Any], requires_grad: bool) -> list:
+    out = []
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            c = a.detach().clone()
+            if requires_grad and (c.is_floating_point() or c.is_complex()):
+                c.requires_grad_(True)
+            out.append(c)
+        elif isinstance(a, list) and a and isinstance(a[0], torch.Tensor):
+            out.append(_clone_args(a, requires_grad))
+        else:
+            out.append(a)
+    return out
+
+
+def _grad_leaves(args: Iterable[Any]) -> list:
+    leaves = []
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.requires_grad:
+            leaves.append(a)
+        elif isinstance(a, list):
+            leaves.extend(_grad_leaves(a))
+    return leaves
+
+
+def _run(fn: Callable, args: Sequence[Any], outer: Callable[[], Any] | None,
+         grad: bool) -> tuple[Any, BaseException | None, list, tuple]:
+    call_args = _clone_args(args, grad)
+    result, error, grads = None, None, []
+    context = outer() if outer is not None else contextlib.nullcontext()
+    with context:
+        try:
+            result = fn(*call_args)
+            if grad:
+                leaves = _grad_leaves(call_args)
+                outs = [t for t in _flatten(result)
+                        if isinstance(t, torch.Tensor) and t.requires_grad]
+                if outs and leaves:
+                    total = sum(o.float().sum() for o in outs)
+                    total.backward()
+                    grads = [leaf.grad for leaf in leaves]
+        except Exception as exc:  # compared with the other side below
+            error = exc
+        state_inside = autocast_state()
+    return result, error, grads, state_inside
+
+
+def _normalize_error(message: str) -> str:
+    # TorchScript appends the scripted source trace; eager has none.
+    return message.split("\n")[0].strip()
+
+
+def check_against_eager(
+    fn: Callable,
+    args: Sequence[Any],
+    *,
+    scripted: Any = None,
+    outer: Callable[[], Any] | None = None,
+    calls: Sequence[int] = CALLS,
+    exact: bool = True,
+    grad: bool = False,
+    rtol: float | None = None,
+    atol: float | None = None,
+    args_for_call: Callable[[int], Sequence[Any]] | None = None,
+) -> Any:
+    """Compare `fn` eagerly with its jitamp-scripted version.
+
+    outer: a zero-argument factory of a context manager (e.g. an eager
+    autocast) that wraps both calls. args_for_call(i) gives the arguments of
+    call i (to alternate flags between calls); default `args`.
+    Returns the scripted object.
+    """
+    if scripted is None:
+        scripted = script(fn)
+    before = autocast_state()
+    last = max(calls)
+    for i in range(1, last + 1):
+        call_args = args_for_call(i) if args_for_call is not None else args
+        e_res, e_err, e_grads, e_state = _run(fn, call_args, outer, grad)
+        assert autocast_state() == before, "eager changed the autocast state"
+        s_res, s_err, s_grads, s_state = _run(scripted, call_args, outer, grad)
+        after = autocast_state()
+        if i not in calls:
+            continue
+        where = f"call {i}"
+        assert after == before, f"{where}: autocast state after the scripted call is {after}, was {before}"
+        assert s_state == e_state, f"{where}: autocast state at the end of the call {s_state} scripted, {e_state} eager"
+        if e_err is not None or s_err is not None:
+            assert e_err is not None, f"{where}: scripted raised {s_err!r}, eager returned"
+            assert s_err is not None, f"{where}: eager raised {e_err!r}, scripted returned"
+            assert _normalize_error(str(e_err)) in str(s_err), (
+                f"{where}: eager raised {e_err!r}\nscripted raised {s_err!r}")
+            continue
+        assert_same(e_res, s_res, exact=exact, what=f"{where} output", rtol=rtol, atol=atol)
+        if grad:
+            assert len(e_grads) == len(s_grads)
+            for k, (ge, gs) in enumerate(zip(e_grads, s_grads)):
+                assert (ge is None) == (gs is None), f"{where}: grad[{k}] None on one side"
+                if ge is not None:
+                    assert_same(ge, gs, exact=exact, what=f"{where} grad[{k}]", rtol=rtol, atol=atol)
+    return scripted
+
+
+def cpu_autocast(dtype: torch.dtype = torch.bfloat16, enabled: bool = True) -> Callable[[], Any]:
+    return lambda: torch.autocast("cpu", dtype=dtype, enabled=enabled)
