@@ -4,17 +4,15 @@
 // at run time, from its input's device and dtype and the thread's autocast
 // state, exactly what eager's autocast kernel for that op would do to the
 // input, and does it through eager's own cast cache. When nothing applies it
-// returns its input itself (no copy), hence the `Tensor(a) -> Tensor(a)`
-// schemas.
+// returns its input itself (no copy).
 //
 // The kernels are CompositeImplicitAutograd: autograd records the `to()` they
 // call (so gradients come back in the input's dtype, as in eager), and
 // fake/meta tensors run the same code, which is what shape propagation and
 // torch.library.opcheck need.
 //
-// They carry the nondeterministic_seeded tag: their result depends on
-// thread-local state that the scope ops change, so constant propagation and
-// CSE must neither fold them nor merge two of them across a scope boundary.
+// Their result depends on thread-local state that the scope ops change, so
+// they are registered CONSERVATIVE (see TORCH_LIBRARY below).
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
 #include <torch/library.h>
@@ -188,32 +186,27 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> promote4(
 } // namespace
 
 TORCH_LIBRARY(jitamp, m) {
-  const std::vector<at::Tag> tags = {at::Tag::nondeterministic_seeded};
-  // The plain Tensor overloads are registered first: a Tensor value also
-  // matches `Tensor?`, and the first match wins.
-  m.def("autocast_to_fp16(Tensor(a) self, str devices) -> Tensor(a)", tags);
-  m.def(
-      "autocast_to_fp16.optional(Tensor(a)? self, str devices) -> Tensor(a)?",
-      tags);
-  m.def("autocast_to_fp16.list(Tensor[] tensors, str devices) -> Tensor[]", tags);
-  m.def("autocast_to_fp32(Tensor(a) self, str devices) -> Tensor(a)", tags);
-  m.def(
-      "autocast_to_fp32.optional(Tensor(a)? self, str devices) -> Tensor(a)?",
-      tags);
-  m.def("autocast_to_fp32.list(Tensor[] tensors, str devices) -> Tensor[]", tags);
-  m.def(
-      "autocast_to_fp32.if_no_dtype(Tensor(a) self, str devices, ScalarType? dtype) -> Tensor(a)",
-      tags);
-  m.def(
-      "autocast_promote(Tensor(a) a, Tensor(b) b, str devices) -> (Tensor(a), Tensor(b))",
-      tags);
-  m.def(
-      "autocast_promote.three(Tensor(a) a, Tensor(b) b, Tensor(c) c, str devices) -> (Tensor(a), Tensor(b), Tensor(c))",
-      tags);
-  m.def(
-      "autocast_promote.four(Tensor(a) a, Tensor(b) b, Tensor(c) c, Tensor(d) d, str devices) -> (Tensor(a), Tensor(b), Tensor(c), Tensor(d))",
-      tags);
-  m.def("autocast_promote.list(Tensor[] tensors, str devices) -> Tensor[]", tags);
+  // CONSERVATIVE, not FROM_SCHEMA: the JIT's CSE and constant propagation
+  // skip a custom op only when it has side effects, and a cast inside a
+  // scope must not be merged with the same cast outside it (or folded with
+  // autocast off at compile time). Conservative alias analysis also treats
+  // the output as possibly aliasing the input, which it does when no cast
+  // applies. The plain Tensor overloads are registered first: a Tensor value
+  // also matches `Tensor?`, and the first match wins.
+  const auto def = [&m](const char* schema) {
+    m.def(torch::schema(schema, c10::AliasAnalysisKind::CONSERVATIVE));
+  };
+  def("autocast_to_fp16(Tensor self, str devices) -> Tensor");
+  def("autocast_to_fp16.optional(Tensor? self, str devices) -> Tensor?");
+  def("autocast_to_fp16.list(Tensor[] tensors, str devices) -> Tensor[]");
+  def("autocast_to_fp32(Tensor self, str devices) -> Tensor");
+  def("autocast_to_fp32.optional(Tensor? self, str devices) -> Tensor?");
+  def("autocast_to_fp32.list(Tensor[] tensors, str devices) -> Tensor[]");
+  def("autocast_to_fp32.if_no_dtype(Tensor self, str devices, ScalarType? dtype) -> Tensor");
+  def("autocast_promote(Tensor a, Tensor b, str devices) -> (Tensor, Tensor)");
+  def("autocast_promote.three(Tensor a, Tensor b, Tensor c, str devices) -> (Tensor, Tensor, Tensor)");
+  def("autocast_promote.four(Tensor a, Tensor b, Tensor c, Tensor d, str devices) -> (Tensor, Tensor, Tensor, Tensor)");
+  def("autocast_promote.list(Tensor[] tensors, str devices) -> Tensor[]");
 }
 
 TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {

@@ -120,8 +120,7 @@ class AutocastRewriter {
           !isAutocastClass(node->input(0)->type())) {
         continue;
       }
-      const Node* next = node->next();
-      if (next->kind() == prim::SetAttr && next->s(attr::name) == kCacheAttr) {
+      if (node->next()->kind() == sym().cache) {
         continue; // done by an earlier run
       }
       auto cls = node->input(0)->type()->expect<ClassType>();

@@ -1,0 +1,208 @@
+"""enable()/disable()/rewrite(): hooks, idempotence, errors, and that the
+JIT's own passes keep what jitamp inserted."""
+import io
+import warnings
+
+import pytest
+import torch
+
+import jitamp
+from oracle import check_against_eager, cpu_autocast, script
+
+
+def scoped_mm(x, y):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        z = torch.mm(x, y)
+    return z
+
+
+def plain_mm(x, y):
+    return torch.mm(x, y)
+
+
+class ScopedLinear(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return self.linear(x) + 1 if x.numel() > 0 else x
+
+
+def _script_without_jitamp(obj):
+    assert not jitamp.is_enabled()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return torch.jit.script(obj)
+
+
+def _kinds(graph):
+    kinds = []
+
+    def walk(block):
+        for node in block.nodes():
+            kinds.append(node.kind())
+            for sub in node.blocks():
+                walk(sub)
+
+    walk(graph)
+    return kinds
+
+
+def test_enable_disable_restore_hooks_and_builtin_autocast():
+    before_hooks = torch._C._jit_get_emit_hooks()
+    before_builtin = torch._C._jit_set_autocast_mode(True)
+    torch._C._jit_set_autocast_mode(before_builtin)
+    with jitamp.enable():
+        assert jitamp.is_enabled()
+        assert torch._C._jit_get_emit_hooks() != before_hooks
+        assert torch._C._jit_set_autocast_mode(False) is False, "built-in JIT autocast must be off"
+        jitamp.enable()  # idempotent
+    assert not jitamp.is_enabled()
+    assert torch._C._jit_get_emit_hooks() == before_hooks
+    assert torch._C._jit_set_autocast_mode(before_builtin) == before_builtin
+    jitamp.disable()  # idempotent
+
+
+def test_hooks_chain_to_hooks_already_installed():
+    seen = []
+    prev = torch._C._jit_get_emit_hooks()
+    torch._C._jit_set_emit_hooks(lambda m: seen.append("module"), lambda f: seen.append("function"))
+    try:
+        with jitamp.enable():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                fn = torch.jit.script(scoped_mm)
+        assert "function" in seen
+        assert "jitamp::autocast_enter" in _kinds(fn.graph)
+    finally:
+        torch._C._jit_set_emit_hooks(*prev)
+
+
+def test_scripted_functions_and_modules_are_rewritten():
+    fn = script(scoped_mm)
+    assert "prim::Enter" not in _kinds(fn.graph)
+    assert "jitamp::autocast_enter" in _kinds(fn.graph)
+    module = script(ScopedLinear())
+    assert "jitamp::autocast_enter" in _kinds(module.forward.graph)
+    assert "jitamp::autocast_to_fp16" in _kinds(module.linear.forward.graph)
+
+
+def test_rewrite_of_function_scripted_before_enable():
+    fn = _script_without_jitamp(scoped_mm)
+    assert jitamp.rewrite(fn) is fn
+    x, y = torch.randn(4, 4), torch.randn(4, 4)
+    check_against_eager(scoped_mm, (x, y), scripted=fn)
+    check_against_eager(scoped_mm, (x, y), scripted=fn, outer=cpu_autocast(enabled=False))
+
+
+def test_rewrite_is_idempotent():
+    fn = script(scoped_mm)
+    before = str(fn.graph)
+    jitamp.rewrite(fn)
+    jitamp.rewrite(fn)
+    assert str(fn.graph) == before
+    assert not jitamp.rewrite_graph(fn.graph)
+
+
+def test_rewrite_after_run_is_a_clear_error():
+    fn = _script_without_jitamp(scoped_mm)
+    fn(torch.randn(2, 2), torch.randn(2, 2))
+    with pytest.raises(RuntimeError, match="scoped_mm.*already run.*jitamp.enable\\(\\) before torch.jit.script"):
+        jitamp.rewrite(fn)
+
+
+def test_rewrite_after_run_is_fine_when_already_rewritten():
+    fn = script(scoped_mm)
+    fn(torch.randn(2, 2), torch.randn(2, 2))
+    jitamp.rewrite(fn)
+
+
+def test_rewrite_follows_callees():
+    def outer(x, y):
+        return plain_mm(x, y) + scoped_mm(x, y)
+
+    fn = _script_without_jitamp(outer)
+    jitamp.rewrite(fn)
+    check_against_eager(outer, (torch.randn(3, 3), torch.randn(3, 3)), scripted=fn, outer=cpu_autocast())
+
+
+def test_rewrite_rejects_non_scripted_objects():
+    with pytest.raises(TypeError, match="scripted function or module"):
+        jitamp.rewrite(scoped_mm)
+
+
+def test_module_scripted_before_enable_is_recompiled_after():
+    model = ScopedLinear()
+    _script_without_jitamp(model)
+    scripted = script(model)  # same type: must still go through the hook
+    assert "jitamp::autocast_enter" in _kinds(scripted.forward.graph)
+
+
+def test_loaded_model_can_be_rewritten_before_it_runs():
+    model = ScopedLinear().eval()
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.jit.save(_script_without_jitamp(model), buffer)
+        buffer.seek(0)
+        loaded = torch.jit.load(buffer)
+    jitamp.rewrite(loaded)
+    check_against_eager(model, (torch.randn(2, 4),), scripted=loaded)
+
+
+def test_saved_rewritten_model_loads_and_matches():
+    model = ScopedLinear().eval()
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.jit.save(script(model), buffer)
+        buffer.seek(0)
+        loaded = torch.jit.load(buffer)
+    assert "jitamp::autocast_enter" in _kinds(loaded.forward.graph)
+    jitamp.rewrite(loaded)  # nothing left to do
+    check_against_eager(model, (torch.randn(2, 4),), scripted=loaded)
+
+
+def test_dce_and_cse_keep_scope_ops_and_casts():
+    fn = script(scoped_mm)
+    graph = fn.graph.copy()
+    casts = _kinds(graph).count("jitamp::autocast_to_fp16")
+    torch._C._jit_pass_dce(graph)
+    torch._C._jit_pass_cse(graph)
+    torch._C._jit_pass_constant_propagation(graph)
+    kinds = _kinds(graph)
+    assert kinds.count("jitamp::autocast_enter") == 1
+    assert kinds.count("jitamp::autocast_exit") == 1
+    assert kinds.count("jitamp::autocast_to_fp16") == casts
+
+
+def same_cast_in_and_out(x):
+    a = torch.mm(x, x)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        b = torch.mm(x, x)
+    return a, b
+
+
+def test_cse_does_not_merge_casts_across_a_scope_boundary():
+    fn = script(same_cast_in_and_out)
+    graph = fn.graph.copy()
+    before = _kinds(graph).count("jitamp::autocast_to_fp16")
+    torch._C._jit_pass_cse(graph)
+    assert _kinds(graph).count("jitamp::autocast_to_fp16") == before == 4
+    check_against_eager(same_cast_in_and_out, (torch.randn(3, 3),), scripted=fn)
+
+
+def test_builtin_autocast_never_touches_a_rewritten_function():
+    # Scripted with jitamp, called after disable() (built-in pass back on)
+    # under an eager autocast: the scope's enabled=False must still hold.
+    fn = script(disabled_scope)
+    assert not jitamp.is_enabled()
+    check_against_eager(disabled_scope, (torch.randn(3, 3),), scripted=fn, outer=cpu_autocast())
+
+
+def disabled_scope(x):
+    with torch.autocast("cpu", enabled=False):
+        y = torch.mm(x, x)
+    return y
