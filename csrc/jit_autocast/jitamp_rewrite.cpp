@@ -27,6 +27,7 @@ struct Symbols {
   Symbol to_fp16 = Symbol::fromQualString("jitamp::autocast_to_fp16");
   Symbol to_fp32 = Symbol::fromQualString("jitamp::autocast_to_fp32");
   Symbol promote = Symbol::fromQualString("jitamp::autocast_promote");
+  Symbol wait = Symbol::fromQualString("jitamp::wait");
 };
 
 const Symbols& sym() {
@@ -96,6 +97,7 @@ class AutocastRewriter {
   bool run() {
     recordCacheFlags(graph_->block());
     lowerScopes(graph_->block());
+    blockingWaits(graph_->block());
     insertCasts(graph_->block());
     if (changed_) {
       GRAPH_DUMP("After jitamp's autocast rewrite:", graph_);
@@ -219,6 +221,32 @@ class AutocastRewriter {
         torch::getCustomClass("__torch__.torch.classes.jitamp.AutocastGuard");
     TORCH_INTERNAL_ASSERT(type, "jitamp's op library is not loaded");
     return type;
+  }
+
+  // aten::wait may suspend the interpreter and resume the graph on another
+  // thread, which would close an open autocast scope there instead of on
+  // the caller's thread (see jitamp::wait in scope_ops.cpp). Callees are
+  // inlined into callers that may hold a scope open, so every wait blocks.
+  void blockingWaits(Block* block) {
+    for (auto it = block->nodes().begin(); it != block->nodes().end();) {
+      Node* node = *it;
+      ++it;
+      for (Block* sub : node->blocks()) {
+        blockingWaits(sub);
+      }
+      if (node->kind() != aten::wait) {
+        continue;
+      }
+      WithInsertPoint guard(node);
+      Node* wait = graph_->create(sym().wait, {node->input()}, 1);
+      wait->output()->setType(node->output()->type());
+      wait->setSourceRange(node->sourceRange());
+      graph_->insertNode(wait);
+      node->output()->replaceAllUsesWith(wait->output());
+      GRAPH_UPDATE("Replaced ", *node, " with ", *wait);
+      node->destroy();
+      changed_ = true;
+    }
   }
 
   // --- casts ------------------------------------------------------------

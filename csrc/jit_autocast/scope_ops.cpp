@@ -3,6 +3,7 @@
 //   %guard = jitamp::autocast_enter(%autocast)   -- autocast.__enter__
 //   jitamp::autocast_exit(%guard)                 -- autocast.__exit__
 //   %c = jitamp::autocast_cache_enabled(%arg)     -- __init__'s cache_enabled
+//   %v = jitamp::wait(%future)                    -- torch.jit.wait, blocking
 //
 // They change the same thread-local state eager's context manager changes
 // (enabled and dtype for one device type, the cache flag, the nesting depth),
@@ -136,6 +137,17 @@ bool autocastCacheEnabled(std::optional<bool> cache_enabled) {
                                    : at::autocast::is_autocast_cache_enabled();
 }
 
+// torch.jit.wait that blocks the calling thread. TorchScript's own
+// aten::wait suspends the interpreter when the future is not ready, and the
+// rest of the graph then runs on another thread: an autocast scope open at
+// that point would be closed on that thread, leaving the caller's autocast
+// state changed after the call. Eager's torch.jit.wait blocks, too.
+c10::IValue waitOnThisThread(const c10::IValue& future) {
+  auto fut = future.toFuture();
+  fut->waitAndThrow();
+  return fut->value();
+}
+
 } // namespace
 
 TORCH_LIBRARY_FRAGMENT(jitamp, m) {
@@ -149,6 +161,9 @@ TORCH_LIBRARY_FRAGMENT(jitamp, m) {
   m.def(torch::schema(
       "autocast_cache_enabled(bool? cache_enabled) -> bool",
       c10::AliasAnalysisKind::CONSERVATIVE));
+  m.def(torch::schema(
+      "wait(Any future) -> Any", c10::AliasAnalysisKind::CONSERVATIVE));
+  m.impl("wait", TORCH_FN(waitOnThisThread));
   m.impl("autocast_enter", TORCH_FN(autocastEnter));
   m.impl("autocast_exit", TORCH_FN(autocastExit));
   m.impl("autocast_cache_enabled", TORCH_FN(autocastCacheEnabled));

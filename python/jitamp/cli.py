@@ -1,0 +1,428 @@
+"""jitamp's command line: `jitamp dump`, `jitamp convert`, `jitamp example`.
+
+Bad input gives a one-line `jitamp: error: ...` and exit status 2 (1 for a
+failed example); `--verbose` adds the Python traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import importlib.util
+import os
+import re
+import sys
+import traceback
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line, no traceback."""
+
+
+_DUMP_EXAMPLE = """\
+examples:
+  jitamp dump model.py:forward_fn            a function, after jitamp's rewrite
+  jitamp dump model.py:Encoder --diff        a module: what jitamp changed
+  jitamp dump model.py:make_model --all-methods --inline
+  jitamp dump model.py:mlp --optimized --example-inputs 8x16:float32
+  jitamp dump saved_model.pt --before        a saved TorchScript model, as saved
+"""
+
+_CONVERT_EXAMPLE = """\
+example:
+  jitamp convert model.pt model_amp.pt
+
+Loading OUT.pt needs `import jitamp` first (it registers the jitamp ops):
+  import torch, jitamp
+  model = torch.jit.load("model_amp.pt")
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="jitamp",
+        description="Eager-exact autocast for TorchScript: inspect and convert.",
+    )
+    parser.add_argument("--verbose", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    dump = sub.add_parser(
+        "dump",
+        help="print a graph after jitamp's rewrite",
+        description="Print the TorchScript graph of TARGET after jitamp's rewrite, "
+        "canonicalized (stable value numbering, no source comments unless --source).",
+        epilog=_DUMP_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    dump.add_argument(
+        "target",
+        metavar="TARGET",
+        help="path/to/file.py:NAME (a function, an nn.Module subclass constructible "
+        "without arguments, or a zero-argument factory returning a module) or a saved "
+        "TorchScript file",
+    )
+    which = dump.add_mutually_exclusive_group()
+    which.add_argument("--before", action="store_true", help="the graph as scripted without jitamp")
+    which.add_argument("--diff", action="store_true", help="unified diff, before -> after")
+    which.add_argument(
+        "--optimized",
+        action="store_true",
+        help="the executor's optimized graph after a few runs on --example-inputs",
+    )
+    methods = dump.add_mutually_exclusive_group()
+    methods.add_argument("--method", metavar="NAME", help="the module method to dump (default: forward)")
+    methods.add_argument("--all-methods", action="store_true", help="every method of the module")
+    dump.add_argument("--inline", action="store_true", help="inline callees, as the executor will run them")
+    dump.add_argument(
+        "--example-inputs",
+        metavar="SPEC",
+        help="inputs for --optimized: comma-separated SHAPE:DTYPE, e.g. 8x8:float32,8x8:bfloat16 "
+        "(SHAPE 'scalar' for a 0-dim tensor)",
+    )
+    dump.add_argument("--source", action="store_true", help="keep source-location comments")
+    dump.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+    convert = sub.add_parser(
+        "convert",
+        help="rewrite every method of a saved TorchScript model and save it",
+        description="Load a saved TorchScript model, rewrite every method with jitamp, save it.",
+        epilog=_CONVERT_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    convert.add_argument("input", metavar="IN.pt")
+    convert.add_argument("output", metavar="OUT.pt")
+    convert.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+    example = sub.add_parser(
+        "example",
+        help="script the bundled model, show its rewritten graph, check it against eager",
+        description="Script jitamp.example.TinyEncoder with jitamp, print its rewritten "
+        "graph and compare its outputs with eager autocast.",
+        epilog="example:\n  python -m jitamp example",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    example.add_argument("--no-graph", action="store_true", help="do not print the graph")
+    example.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    return parser
+
+
+# --- targets ---------------------------------------------------------------
+
+
+@dataclass
+class Target:
+    """What a TARGET names, and how to get it scripted with and without jitamp."""
+
+    label: str
+    make_scripted: Callable[[bool], Any]  # with_jitamp -> scripted object
+
+
+def _quiet_jit():
+    context = warnings.catch_warnings()
+    context.__enter__()
+    warnings.simplefilter("ignore", DeprecationWarning)
+    return context
+
+
+def _load_python_file(path: str) -> Any:
+    if not os.path.isfile(path):
+        raise CliError(f"no such file: {path}")
+    name = "_jitamp_target_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise CliError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # TorchScript resolves globals through it
+    try:
+        with _quiet():
+            spec.loader.exec_module(module)
+    except Exception as error:
+        raise CliError(f"importing {path} failed: {_first_line(error)}") from error
+    return module
+
+
+class _quiet:
+    def __enter__(self):
+        self._context = warnings.catch_warnings()
+        self._context.__enter__()
+        warnings.simplefilter("ignore", DeprecationWarning)
+
+    def __exit__(self, *exc):
+        return self._context.__exit__(*exc)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
+
+
+def _script(obj: Any, with_jitamp: bool, label: str) -> Any:
+    import jitamp
+
+    try:
+        with _quiet():
+            if with_jitamp:
+                with jitamp.enable():
+                    return torch.jit.script(obj)
+            was_enabled = jitamp.is_enabled()
+            jitamp.disable()
+            try:
+                return torch.jit.script(obj)
+            finally:
+                if was_enabled:
+                    jitamp.enable()
+    except RuntimeError as error:
+        if "already run" in str(error):
+            raise CliError(_first_line(error)) from error
+        raise CliError(f"cannot script {label}: {_first_line(error)}") from error
+    except Exception as error:
+        raise CliError(f"cannot script {label}: {_first_line(error)}") from error
+
+
+def _python_target(path: str, name: str) -> Target:
+    module = _load_python_file(path)
+    if not hasattr(module, name):
+        raise CliError(f"no '{name}' in {path}")
+    obj = getattr(module, name)
+    label = f"{path}:{name}"
+
+    if isinstance(obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
+        def already_scripted(with_jitamp: bool) -> Any:
+            if not with_jitamp:
+                return obj
+            import jitamp
+
+            try:
+                return jitamp.rewrite(obj)
+            except RuntimeError as error:
+                raise CliError(_first_line(error)) from error
+
+        return Target(label, already_scripted)
+
+    if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
+        def module_instance() -> torch.nn.Module:
+            try:
+                return obj()
+            except TypeError as error:
+                raise CliError(f"{label} must be constructible without arguments: {_first_line(error)}") from error
+
+        return Target(label, lambda with_jitamp: _script(module_instance(), with_jitamp, label))
+
+    if callable(obj):
+        if _is_zero_arg_factory(obj):
+            def from_factory(with_jitamp: bool) -> Any:
+                try:
+                    made = obj()
+                except Exception as error:
+                    raise CliError(f"{label}() failed: {_first_line(error)}") from error
+                if isinstance(made, torch.jit.ScriptModule):
+                    return already_scripted_factory(made, with_jitamp)
+                if not isinstance(made, torch.nn.Module):
+                    raise CliError(f"{label}() returned {type(made).__name__}, not an nn.Module")
+                return _script(made, with_jitamp, label)
+
+            return Target(label, from_factory)
+        return Target(label, lambda with_jitamp: _script(obj, with_jitamp, label))
+    raise CliError(f"{label} is a {type(obj).__name__}: not a function, module class or factory")
+
+
+def already_scripted_factory(made: Any, with_jitamp: bool) -> Any:
+    if not with_jitamp:
+        return made
+    import jitamp
+
+    try:
+        return jitamp.rewrite(made)
+    except RuntimeError as error:
+        raise CliError(_first_line(error)) from error
+
+
+def _is_zero_arg_factory(obj: Any) -> bool:
+    """A plain function with no parameters: called to make a module."""
+    import inspect
+
+    if not inspect.isfunction(obj):
+        return False
+    return len(inspect.signature(obj).parameters) == 0
+
+
+def _saved_target(path: str) -> Target:
+    if not os.path.isfile(path):
+        raise CliError(f"no such file: {path}")
+
+    def load(with_jitamp: bool) -> Any:
+        import jitamp
+
+        try:
+            with _quiet():
+                loaded = torch.jit.load(path)
+        except Exception as error:
+            raise CliError(f"cannot load {path} as TorchScript: {_first_line(error)}") from error
+        return jitamp.rewrite(loaded) if with_jitamp else loaded
+
+    return Target(path, load)
+
+
+def resolve_target(spec: str) -> Target:
+    path, sep, name = spec.rpartition(":")
+    if sep and path.endswith(".py") and name:
+        return _python_target(path, name)
+    if spec.endswith(".py"):
+        raise CliError(f"name the function or module in {spec}: {spec}:NAME")
+    return _saved_target(spec)
+
+
+# --- graphs ------------------------------------------------------------------
+
+
+def parse_example_inputs(spec: str) -> list[torch.Tensor]:
+    """'8x8:float32,8x8:bfloat16' -> tensors (deterministic values)."""
+    tensors = []
+    generator = torch.Generator().manual_seed(0)
+    for item in spec.split(","):
+        shape_text, sep, dtype_name = item.strip().partition(":")
+        if not sep or not shape_text or not dtype_name:
+            raise CliError(f"bad --example-inputs item '{item}': expected SHAPE:DTYPE, e.g. 8x8:float32")
+        dtype = getattr(torch, dtype_name, None)
+        if not isinstance(dtype, torch.dtype):
+            raise CliError(f"bad --example-inputs item '{item}': unknown dtype '{dtype_name}'")
+        if shape_text == "scalar":
+            shape: list[int] = []
+        else:
+            try:
+                shape = [int(d) for d in shape_text.split("x")]
+            except ValueError:
+                raise CliError(f"bad --example-inputs item '{item}': shape must look like 8x8") from None
+            if any(d < 0 for d in shape):
+                raise CliError(f"bad --example-inputs item '{item}': negative size")
+        if dtype.is_floating_point or dtype.is_complex:
+            tensors.append(torch.randn(shape, generator=generator).to(dtype))
+        elif dtype == torch.bool:
+            tensors.append(torch.randint(0, 2, shape, generator=generator).bool())
+        else:
+            tensors.append(torch.randint(0, 10, shape, generator=generator).to(dtype))
+    return tensors
+
+
+def _functions(scripted: Any, method: str | None, all_methods: bool) -> list[tuple[str, Any]]:
+    """(name, ScriptFunction/ScriptMethod) pairs to dump."""
+    if isinstance(scripted, torch.jit.ScriptFunction):
+        if method or all_methods:
+            raise CliError("--method/--all-methods apply to modules; the target is a function")
+        return [(scripted.name, scripted)]
+    names = scripted._c._method_names()
+    if all_methods:
+        return [(name, getattr(scripted, name)) for name in sorted(names)]
+    wanted = method or "forward"
+    if wanted not in names:
+        raise CliError(f"the module has no method '{wanted}' (it has: {', '.join(sorted(names)) or 'none'})")
+    return [(wanted, getattr(scripted, wanted))]
+
+
+def render(graph: torch._C.Graph, *, inline: bool, source: bool) -> str:
+    graph = graph.copy()
+    if inline:
+        torch._C._jit_pass_inline(graph)
+    graph = torch._C._jit_pass_canonicalize(graph)
+    # Class names get a ___torch_mangle_N part when a type is compiled again
+    # in one process (as --before/--diff do); N depends on history.
+    return re.sub(r"___torch_mangle_\d+\.", "", graph.str(source))
+
+
+def _optimized_graph(function: Any, inputs: list[torch.Tensor]) -> torch._C.Graph:
+    try:
+        with _quiet():
+            for _ in range(3):
+                function(*inputs)
+            return function.graph_for(*inputs)
+    except Exception as error:
+        raise CliError(f"running with --example-inputs failed: {_first_line(error)}") from error
+
+
+def dump(args: argparse.Namespace) -> str:
+    if args.optimized and not args.example_inputs:
+        raise CliError("--optimized needs --example-inputs SPEC, e.g. --example-inputs 8x8:float32")
+    if args.example_inputs and not args.optimized:
+        raise CliError("--example-inputs is used with --optimized")
+    inputs = parse_example_inputs(args.example_inputs) if args.optimized else []
+    target = resolve_target(args.target)
+
+    before_text: dict[str, str] = {}
+    if args.before or args.diff:
+        before = target.make_scripted(False)
+        for name, fn in _functions(before, args.method, args.all_methods):
+            before_text[name] = render(fn.graph, inline=args.inline, source=args.source)
+        if args.before:
+            return _join(before_text, args.all_methods)
+
+    after = target.make_scripted(True)
+    after_text: dict[str, str] = {}
+    for name, fn in _functions(after, args.method, args.all_methods):
+        if args.optimized:
+            after_text[name] = render(_optimized_graph(fn, inputs), inline=False, source=args.source)
+        else:
+            after_text[name] = render(fn.graph, inline=args.inline, source=args.source)
+    if args.diff:
+        chunks = []
+        for name, text in after_text.items():
+            chunks.extend(
+                difflib.unified_diff(
+                    before_text.get(name, "").splitlines(keepends=True),
+                    text.splitlines(keepends=True),
+                    fromfile=f"{name} (before)",
+                    tofile=f"{name} (after jitamp)",
+                )
+            )
+        return "".join(chunks)
+    return _join(after_text, args.all_methods)
+
+
+def _join(texts: dict[str, str], headers: bool) -> str:
+    if not headers:
+        return next(iter(texts.values()))
+    return "".join(f"# method {name}\n{text}" for name, text in texts.items())
+
+
+def convert(args: argparse.Namespace) -> str:
+    import jitamp
+
+    scripted = _saved_target(args.input).make_scripted(False)
+    try:
+        jitamp.rewrite(scripted)
+    except RuntimeError as error:
+        raise CliError(_first_line(error)) from error
+    try:
+        with _quiet():
+            torch.jit.save(scripted, args.output)
+    except Exception as error:
+        raise CliError(f"cannot save {args.output}: {_first_line(error)}") from error
+    return f"wrote {args.output} (load it after `import jitamp`)\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "dump":
+            sys.stdout.write(dump(args))
+        elif args.command == "convert":
+            sys.stdout.write(convert(args))
+        elif args.command == "example":
+            from .example import run
+
+            return 0 if run(show_graph=not args.no_graph) else 1
+        return 0
+    except CliError as error:
+        if args.verbose:
+            traceback.print_exc()
+        print(f"jitamp: error: {error}", file=sys.stderr)
+        return 2
+    except Exception as error:  # a bug of ours or torch's: say so in one line
+        if args.verbose:
+            traceback.print_exc()
+        print(f"jitamp: error: {type(error).__name__}: {_first_line(error)} (--verbose for details)", file=sys.stderr)
+        return 2

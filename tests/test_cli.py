@@ -1,0 +1,236 @@
+"""The jitamp command line: dumps, diffs, errors, convert."""
+import io
+import os
+import subprocess
+import sys
+import warnings
+from contextlib import redirect_stderr, redirect_stdout
+
+import expecttest
+import pytest
+import torch
+
+from jitamp.cli import main
+
+PROGRAMS = os.path.join(os.path.dirname(__file__), "cli_inputs", "programs.py")
+
+
+def run(*args):
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        status = main(list(args))
+    return status, out.getvalue(), err.getvalue()
+
+
+class TestDiffSnapshots(expecttest.TestCase):
+    def test_scoped_mm(self):
+        status, out, _ = run("dump", f"{PROGRAMS}:scoped_mm", "--diff")
+        assert status == 0
+        self.assertExpectedInline(out, """\
+--- scoped_mm (before)
++++ scoped_mm (after jitamp)
+@@ -1,12 +1,17 @@
+ graph(%x.1 : Tensor,
+       %y.1 : Tensor):
+-  %2 : NoneType = prim::Constant()
+-  %3 : bool = prim::Constant[value=1]()
+-  %4 : int = prim::Constant[value=15]()
+-  %5 : str = prim::Constant[value="cpu"]()
+-  %6 : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()
+-  %7 : NoneType = prim::CallMethod[name="__init__"](%6, %5, %4, %3, %2)
+-  %8 : __torch__.torch.amp.autocast_mode.autocast = prim::Enter(%6)
+-  %z.1 : Tensor = aten::mm(%x.1, %y.1)
+-  %10 : Tensor = prim::Exit(%6)
++  %2 : str = prim::Constant[value="cpu,cuda"]()
++  %3 : NoneType = prim::Constant()
++  %4 : bool = prim::Constant[value=1]()
++  %5 : int = prim::Constant[value=15]()
++  %6 : str = prim::Constant[value="cpu"]()
++  %7 : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()
++  %8 : NoneType = prim::CallMethod[name="__init__"](%7, %6, %5, %4, %3)
++  %9 : bool = jitamp::autocast_cache_enabled(%3)
++   = prim::SetAttr[name="_jitamp_cache_enabled"](%7, %9)
++  %10 : __torch__.torch.classes.jitamp.AutocastGuard = jitamp::autocast_enter(%7)
++  %11 : Tensor = jitamp::autocast_to_fp16(%x.1, %2)
++  %12 : Tensor = jitamp::autocast_to_fp16(%y.1, %2)
++  %z.1 : Tensor = aten::mm(%11, %12)
++   = jitamp::autocast_exit(%10)
+   return (%z.1)
+""")
+
+    def test_nested_scopes(self):
+        status, out, _ = run("dump", f"{PROGRAMS}:nested_scopes", "--diff")
+        assert status == 0
+        self.assertExpectedInline(out, """\
+--- nested_scopes (before)
++++ nested_scopes (after jitamp)
+@@ -1,19 +1,28 @@
+ graph(%x.1 : Tensor,
+       %flag.1 : bool):
+-  %2 : int = prim::Constant[value=0]()
+-  %3 : NoneType = prim::Constant()
+-  %4 : bool = prim::Constant[value=1]()
+-  %5 : int = prim::Constant[value=15]()
+-  %6 : str = prim::Constant[value="cpu"]()
+-  %7 : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()
+-  %8 : NoneType = prim::CallMethod[name="__init__"](%7, %6, %5, %4, %3)
+-  %9 : __torch__.torch.amp.autocast_mode.autocast = prim::Enter(%7)
+-  %a.1 : Tensor = aten::mm(%x.1, %x.1)
+-  %11 : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()
+-  %12 : NoneType = prim::CallMethod[name="__init__"](%11, %6, %3, %flag.1, %3)
+-  %13 : __torch__.torch.amp.autocast_mode.autocast = prim::Enter(%11)
+-  %14 : Tensor[] = prim::ListConstruct(%a.1, %x.1)
+-  %b.1 : Tensor = aten::cat(%14, %2)
+-  %16 : Tensor = prim::Exit(%11)
+-  %17 : Tensor = prim::Exit(%7)
++  %2 : str = prim::Constant[value="cpu"]()
++  %3 : str = prim::Constant[value="cpu,cuda"]()
++  %4 : int = prim::Constant[value=0]()
++  %5 : NoneType = prim::Constant()
++  %6 : bool = prim::Constant[value=1]()
++  %7 : int = prim::Constant[value=15]()
++  %8 : str = prim::Constant[value="cpu"]()
++  %9 : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()
++  %10 : NoneType = prim::CallMethod[name="__init__"](%9, %8, %7, %6, %5)
++  %11 : bool = jitamp::autocast_cache_enabled(%5)
++   = prim::SetAttr[name="_jitamp_cache_enabled"](%9, %11)
++  %12 : __torch__.torch.classes.jitamp.AutocastGuard = jitamp::autocast_enter(%9)
++  %13 : Tensor = jitamp::autocast_to_fp16(%x.1, %3)
++  %14 : Tensor = jitamp::autocast_to_fp16(%x.1, %3)
++  %a.1 : Tensor = aten::mm(%13, %14)
++  %16 : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()
++  %17 : NoneType = prim::CallMethod[name="__init__"](%16, %8, %5, %flag.1, %5)
++  %18 : bool = jitamp::autocast_cache_enabled(%5)
++   = prim::SetAttr[name="_jitamp_cache_enabled"](%16, %18)
++  %19 : __torch__.torch.classes.jitamp.AutocastGuard = jitamp::autocast_enter(%16)
++  %20 : Tensor[] = prim::ListConstruct(%a.1, %x.1)
++  %21 : Tensor[] = jitamp::autocast_promote(%20, %2)
++  %b.1 : Tensor = aten::cat(%21, %4)
++   = jitamp::autocast_exit(%19)
++   = jitamp::autocast_exit(%12)
+   return (%b.1)
+""")
+
+    def test_module(self):
+        status, out, _ = run("dump", f"{PROGRAMS}:ScopedLinear", "--diff", "--inline")
+        assert status == 0
+        self.assertExpectedInline(out, """\
+--- forward (before)
++++ forward (after jitamp)
+@@ -17,10 +17,16 @@
+    = prim::SetAttr[name="fast_dtype"](%6, %9)
+    = prim::SetAttr[name="_enabled"](%6, %3)
+    = prim::SetAttr[name="device"](%6, %5)
+-  %12 : __torch__.torch.amp.autocast_mode.autocast = prim::Enter(%6)
++  %12 : bool = jitamp::autocast_cache_enabled(%2)
++   = prim::SetAttr[name="_jitamp_cache_enabled"](%6, %12)
++  %13 : __torch__.torch.classes.jitamp.AutocastGuard = jitamp::autocast_enter(%6)
+   %linear : __torch__.torch.nn.modules.linear.Linear = prim::GetAttr[name="linear"](%self)
++  %15 : str = prim::Constant[value="cpu,cuda"]()
+   %weight : Tensor = prim::GetAttr[name="weight"](%linear)
+   %bias : Tensor = prim::GetAttr[name="bias"](%linear)
+-  %y.1 : Tensor = aten::linear(%x.1, %weight, %bias)
+-  %17 : Tensor = prim::Exit(%6)
++  %18 : Tensor = jitamp::autocast_to_fp16(%x.1, %15)
++  %19 : Tensor = jitamp::autocast_to_fp16(%weight, %15)
++  %20 : Tensor = jitamp::autocast_to_fp16(%bias, %15)
++  %y.1 : Tensor = aten::linear(%18, %19, %20)
++   = jitamp::autocast_exit(%13)
+   return (%y.1)
+""")
+
+
+def test_dump_function_module_factory_and_saved(tmp_path):
+    for target in ("scoped_mm", "ScopedLinear", "make_linear"):
+        status, out, err = run("dump", f"{PROGRAMS}:{target}")
+        assert status == 0, err
+        assert "jitamp::autocast_enter" in out and "prim::Enter" not in out
+        assert "# " not in out, "no source comments without --source"
+    status, out, _ = run("dump", f"{PROGRAMS}:scoped_mm", "--source")
+    assert "programs.py" in out
+    status, out, _ = run("dump", f"{PROGRAMS}:scoped_mm", "--before")
+    assert "prim::Enter" in out and "jitamp::" not in out
+
+    from cli_inputs.programs import ScopedLinear
+
+    path = tmp_path / "model.pt"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import jitamp
+
+        jitamp.disable()
+        torch.jit.save(torch.jit.script(ScopedLinear()), str(path))
+    status, out, err = run("dump", str(path))
+    assert status == 0, err
+    assert "jitamp::autocast_enter" in out
+
+
+def test_all_methods_and_method():
+    status, out, _ = run("dump", f"{PROGRAMS}:ScopedLinear", "--all-methods")
+    assert status == 0 and "# method forward" in out
+    status, _, err = run("dump", f"{PROGRAMS}:ScopedLinear", "--method", "nope")
+    assert status == 2 and "no method 'nope'" in err
+
+
+def test_optimized_keeps_smart_casts():
+    status, out, err = run(
+        "dump", f"{PROGRAMS}:scoped_mm", "--optimized", "--example-inputs", "4x4:float32,4x4:bfloat16"
+    )
+    assert status == 0, err
+    assert "jitamp::autocast_to_fp16" in out and "jitamp::autocast_enter" in out
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("dump", "/nonexistent/file.py:f"), "no such file: /nonexistent/file.py"),
+        (("dump", f"{PROGRAMS}:missing"), "no 'missing' in"),
+        (("dump", f"{PROGRAMS}:not_scriptable"), "cannot script"),
+        (("dump", f"{PROGRAMS}:NeedsArgs"), "must be constructible without arguments"),
+        (("dump", f"{PROGRAMS}:already_run"), "already run"),
+        (("dump", f"{PROGRAMS}:scoped_mm", "--optimized", "--example-inputs", "4y4:float32"), "shape must look like 8x8"),
+        (("dump", f"{PROGRAMS}:scoped_mm", "--optimized", "--example-inputs", "4x4:floaty"), "unknown dtype 'floaty'"),
+        (("dump", f"{PROGRAMS}:scoped_mm", "--optimized"), "--optimized needs --example-inputs"),
+        (("dump", PROGRAMS), "name the function or module"),
+        (("dump", "/nonexistent/model.pt"), "no such file"),
+        (("convert", PROGRAMS, "/tmp/out.pt"), "cannot load"),
+    ],
+)
+def test_bad_input_is_one_line_and_nonzero(args, message):
+    status, out, err = run(*args)
+    assert status == 2
+    assert message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_verbose_shows_traceback():
+    status, _, err = run("--verbose", "dump", f"{PROGRAMS}:missing")
+    assert status == 2 and "Traceback" in err
+
+
+def test_convert_round_trip(tmp_path):
+    from cli_inputs.programs import ScopedLinear
+
+    model = ScopedLinear().eval()
+    src, dst = tmp_path / "in.pt", tmp_path / "out.pt"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import jitamp
+
+        jitamp.disable()
+        torch.jit.save(torch.jit.script(model), str(src))
+        status, out, err = run("convert", str(src), str(dst))
+        assert status == 0, err
+        loaded = torch.jit.load(str(dst))
+    assert "jitamp::autocast_enter" in str(loaded.forward.graph)
+    x = torch.randn(3, 4)
+    assert torch.equal(loaded(x), model(x)) and loaded(x).dtype == model(x).dtype
+
+
+@pytest.mark.parametrize("command", ["dump", "convert", "example"])
+def test_help_has_an_example(command):
+    result = subprocess.run([sys.executable, "-m", "jitamp", command, "--help"], capture_output=True, text=True)
+    assert result.returncode == 0
+    assert "example" in result.stdout
+    if command == "convert":
+        assert "import jitamp" in result.stdout
