@@ -19,6 +19,8 @@
 #include <torch/custom_class.h>
 #include <torch/library.h>
 
+#include <thread>
+
 namespace jitamp {
 namespace {
 
@@ -33,6 +35,8 @@ struct AutocastGuard : torch::CustomClassHolder {
   at::ScalarType prev_dtype = at::kBFloat16;
   bool prev_cache_enabled = true;
   bool open = false;
+  // The state is thread-local: only the thread that entered can restore it.
+  std::thread::id owner = std::this_thread::get_id();
 
   // autocast.__exit__
   void close() {
@@ -48,8 +52,15 @@ struct AutocastGuard : torch::CustomClassHolder {
     at::autocast::set_autocast_cache_enabled(prev_cache_enabled);
   }
 
+  // An exception left the scope. The interpreter drops the guard on the
+  // thread that releases the graph's registers last, which for a forked task
+  // that raised may be the thread that forked it; that thread's state must
+  // not be touched. (The task's thread gets its dispatch keys and dtypes back
+  // from TorchScript's ThreadLocalState guard.)
   ~AutocastGuard() override {
-    close();
+    if (std::this_thread::get_id() == owner) {
+      close();
+    }
   }
 };
 

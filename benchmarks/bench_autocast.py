@@ -1,0 +1,371 @@
+"""jitamp against eager autocast and PyTorch's built-in JIT autocast.
+
+    python benchmarks/bench_autocast.py            # full run, prints a table
+    python benchmarks/bench_autocast.py --quick    # fewer repeats
+    python benchmarks/bench_autocast.py --json out.json
+
+Everything runs in one process, interleaved (each repeat times every variant
+once, in turn), and reports medians over repeats. Per workload and variant:
+time per call, ratio against eager autocast and against the built-in JIT
+autocast, real cast copies (aten::_to_copy) per call, and the largest
+difference from eager autocast's output. Then the rewrite cost of jitamp's
+pass against the built-in pass on graphs of growing size.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import json
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+import jitamp
+
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+
+DEVICE = "cpu"
+DTYPE = torch.bfloat16
+
+
+# --- workloads -----------------------------------------------------------
+# Each module computes `body` and runs it in a scope in `forward`, so that
+# eager fp32 (body), eager autocast (body inside torch.autocast), and the
+# scripted variants (forward) compute the same thing.
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(256, 1024), nn.Linear(1024, 256)
+        self.norm = nn.LayerNorm(256)
+
+    def body(self, x):
+        return self.norm(self.fc2(F.gelu(self.fc1(x))))
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = self.norm(self.fc2(F.gelu(self.fc1(x))))
+        return y
+
+
+class EncoderBlock(nn.Module):
+    """Self-attention + MLP written with plain ops (no nn.MultiheadAttention)."""
+
+    def __init__(self, width: int = 256, heads: int = 4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Parameter(torch.randn(3 * width, width) * width**-0.5)
+        self.proj = nn.Parameter(torch.randn(width, width) * width**-0.5)
+        self.w1 = nn.Parameter(torch.randn(4 * width, width) * width**-0.5)
+        self.w2 = nn.Parameter(torch.randn(width, 4 * width) * (4 * width) ** -0.5)
+        self.g1, self.b1 = nn.Parameter(torch.ones(width)), nn.Parameter(torch.zeros(width))
+        self.g2, self.b2 = nn.Parameter(torch.ones(width)), nn.Parameter(torch.zeros(width))
+
+    def body(self, x):
+        b, s, w = x.shape
+        h = F.layer_norm(x, [w], self.g1, self.b1)
+        q, k, v = F.linear(h, self.qkv).chunk(3, dim=-1)
+        q = q.reshape(b, s, self.heads, w // self.heads).transpose(1, 2)
+        k = k.reshape(b, s, self.heads, w // self.heads).transpose(1, 2)
+        v = v.reshape(b, s, self.heads, w // self.heads).transpose(1, 2)
+        att = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(w // self.heads), dim=-1)
+        o = torch.matmul(att, v).transpose(1, 2).reshape(b, s, w)
+        x = x + F.linear(o, self.proj)
+        h = F.layer_norm(x, [w], self.g2, self.b2)
+        return x + F.linear(F.gelu(F.linear(h, self.w1)), self.w2)
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = self.body(x)
+        return y
+
+
+class ConvNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1, self.n1 = nn.Conv2d(3, 32, 3, padding=1, bias=True), nn.BatchNorm2d(32)
+        self.c2, self.n2 = nn.Conv2d(32, 64, 3, padding=1, bias=True), nn.BatchNorm2d(64)
+        self.head = nn.Linear(64, 10)
+
+    def body(self, x):
+        x = F.relu(self.n1(self.c1(x)))
+        x = F.relu(self.n2(self.c2(F.max_pool2d(x, 2))))
+        return self.head(x.mean(dim=(2, 3)))
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = self.body(x)
+        return y
+
+
+class GRULoop(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.GRUCell(128, 128)
+
+    def body(self, xs):
+        h = torch.zeros(xs.size(1), 128, dtype=xs.dtype)
+        for t in range(32):
+            h = self.cell(xs[t], h)
+        return h
+
+    def forward(self, xs):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            h = self.body(xs)
+        return h
+
+
+class TinyMatmuls(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8, 8) * 0.3)
+
+    def body(self, x):
+        for _ in range(50):
+            x = torch.mm(x, self.w)
+        return x
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = self.body(x)
+        return y
+
+
+class MLPNoScope(MLP):
+    """The MLP without a scope: what jitamp costs code run without autocast."""
+
+    def forward(self, x):
+        return self.norm(self.fc2(F.gelu(self.fc1(x))))
+
+
+@dataclass
+class Workload:
+    name: str
+    make: Callable[[], nn.Module]
+    inputs: Callable[[], tuple]
+    backward: bool = True
+    autocast_off: bool = False  # compare scripted with/without jitamp, no autocast
+    iters: int = 1
+
+
+WORKLOADS = [
+    Workload("mlp", MLP, lambda: (torch.randn(64, 256),), iters=5),
+    Workload("encoder_block", EncoderBlock, lambda: (torch.randn(8, 128, 256),)),
+    Workload("convnet", lambda: ConvNet().eval(), lambda: (torch.randn(8, 3, 32, 32),)),
+    Workload("gru_loop32", GRULoop, lambda: (torch.randn(32, 16, 128),)),
+    Workload("tiny_matmuls50", TinyMatmuls, lambda: (torch.randn(8, 8),), iters=5),
+    Workload("mlp_autocast_off", MLPNoScope, lambda: (torch.randn(64, 256),), autocast_off=True, iters=5),
+]
+
+
+# --- variants ------------------------------------------------------------
+
+
+def _script(module: nn.Module, with_jitamp: bool) -> Any:
+    jitamp.disable()
+    if with_jitamp:
+        with jitamp.enable():
+            return torch.jit.script(module)
+    torch._C._jit_set_autocast_mode(True)
+    return torch.jit.script(module)
+
+
+def make_variants(w: Workload, module: nn.Module) -> dict[str, Callable[..., Any]]:
+    if w.autocast_off:
+        plain = _script(module, with_jitamp=False)
+        ours = _script(module, with_jitamp=True)
+        return {"eager_fp32": module.body, "script_plain": plain, "jitamp": ours}
+
+    def eager_autocast(*args):
+        with torch.autocast(DEVICE, dtype=DTYPE):
+            return module.body(*args)
+
+    variants: dict[str, Callable[..., Any]] = {"eager_fp32": module.body, "eager_autocast": eager_autocast}
+    try:
+        variants["builtin_jit"] = _script(module, with_jitamp=False)
+    except Exception as error:  # the built-in fails on some models
+        variants["builtin_jit"] = _failed(error)
+    variants["jitamp"] = _script(module, with_jitamp=True)
+    return variants
+
+
+def _failed(error: BaseException) -> Callable[..., Any]:
+    def fail(*args):
+        raise RuntimeError(str(error).strip().splitlines()[0])
+
+    fail.failure = str(error).strip().splitlines()[0]  # type: ignore[attr-defined]
+    return fail
+
+
+def _step(fn, inputs, backward: bool, module: nn.Module):
+    if not backward:
+        with torch.no_grad():
+            return fn(*inputs)
+    for p in module.parameters():
+        p.grad = None
+    out = fn(*inputs)
+    out.float().sum().backward()
+    return out
+
+
+def _count_cast_copies(fn, inputs, backward, module) -> int:
+    with torch.autograd.profiler.profile() as prof:
+        _step(fn, inputs, backward, module)
+    return sum(1 for e in prof.function_events if e.name == "aten::_to_copy")
+
+
+def run_workload(w: Workload, repeats: int, backward: bool) -> dict[str, Any]:
+    torch.manual_seed(0)
+    module = w.make()
+    inputs = w.inputs()
+    variants = make_variants(w, module)
+    results: dict[str, Any] = {}
+    live: dict[str, Callable] = {}
+    for name, fn in variants.items():
+        try:
+            for _ in range(12):  # profiling runs + optimized plan
+                out = _step(fn, inputs, backward, module)
+            live[name] = fn
+            results[name] = {"times": [], "out": out.detach()}
+        except Exception as error:
+            results[name] = {"failed": str(error).strip().splitlines()[0][:120]}
+    for _ in range(repeats):
+        for name, fn in live.items():  # interleaved
+            start = time.perf_counter()
+            for _ in range(w.iters):
+                _step(fn, inputs, backward, module)
+            results[name]["times"].append((time.perf_counter() - start) / w.iters)
+    reference = "script_plain" if w.autocast_off else "eager_autocast"
+    ref_out = results.get(reference, {}).get("out")
+    summary = {}
+    for name, r in results.items():
+        if "failed" in r:
+            summary[name] = {"failed": r["failed"]}
+            continue
+        row = {"median_us": statistics.median(r["times"]) * 1e6}
+        row["cast_copies"] = _count_cast_copies(variants[name], inputs, backward, module)
+        if ref_out is not None:
+            row["max_abs_diff_vs_" + reference] = float((r["out"].double() - ref_out.double()).abs().max())
+        summary[name] = row
+    for name, row in summary.items():
+        if "median_us" not in row:
+            continue
+        for base in (reference, "builtin_jit"):
+            if base in summary and "median_us" in summary[base]:
+                row[f"ratio_vs_{base}"] = row["median_us"] / summary[base]["median_us"]
+    return summary
+
+
+# --- pass cost -----------------------------------------------------------
+
+
+def _chain_source(n_ops: int) -> str:
+    lines = ["import torch", "", "def chain(x, w):", '    with torch.autocast("cpu", dtype=torch.bfloat16):']
+    for i in range(n_ops // 2):
+        lines.append("        x = torch.relu(torch.mm(x, w))")
+    lines += ["    return x", ""]
+    return "\n".join(lines)
+
+
+def pass_cost(sizes: list[int], repeats: int = 3) -> list[dict[str, Any]]:
+    rows = []
+    tmp = tempfile.mkdtemp()
+    for n in sizes:
+        path = os.path.join(tmp, f"chain{n}.py")
+        with open(path, "w") as f:
+            f.write(_chain_source(n))
+        spec = importlib.util.spec_from_file_location(f"chain{n}", path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        spec.loader.exec_module(mod)
+        jitamp.disable()
+        graph = torch.jit.script(mod.chain).graph
+        nodes = sum(1 for _ in graph.nodes())
+        ours, builtin = [], []
+        for _ in range(repeats):
+            g = graph.copy()
+            start = time.perf_counter()
+            jitamp.rewrite_graph(g)
+            ours.append(time.perf_counter() - start)
+            g = graph.copy()
+            prev = torch._C._jit_set_autocast_mode(True)
+            start = time.perf_counter()
+            torch._C._jit_pass_autocast(g)
+            builtin.append(time.perf_counter() - start)
+            torch._C._jit_set_autocast_mode(prev)
+        rows.append({
+            "ops": n,
+            "nodes": nodes,
+            "jitamp_us_per_node": min(ours) / nodes * 1e6,
+            "builtin_us_per_node": min(builtin) / nodes * 1e6,
+            "jitamp_s": min(ours),
+            "builtin_s": min(builtin),
+        })
+    if len(rows) >= 2:
+        a, b = rows[0], rows[-1]
+        for key in ("jitamp", "builtin"):
+            exponent = math.log(b[f"{key}_s"] / a[f"{key}_s"]) / math.log(b["nodes"] / a["nodes"])
+            for r in rows:
+                r[f"{key}_growth_exponent"] = exponent
+    return rows
+
+
+# --- report --------------------------------------------------------------
+
+
+def _fmt(x: Any) -> str:
+    return f"{x:.3g}" if isinstance(x, float) else str(x)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--quick", action="store_true", help="5 repeats, small pass-cost graphs")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    parser.add_argument("--only", metavar="NAME", help="run one workload")
+    args = parser.parse_args(argv)
+    repeats = 5 if args.quick else args.repeats
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    report: dict[str, Any] = {"torch": torch.__version__, "device": DEVICE, "dtype": str(DTYPE),
+                              "threads": torch.get_num_threads(), "repeats": repeats, "workloads": {}}
+    print(f"torch {torch.__version__}, {DEVICE} {DTYPE}, {torch.get_num_threads()} threads, "
+          f"median of {repeats} interleaved repeats")
+    for w in WORKLOADS:
+        if args.only and w.name != args.only:
+            continue
+        for backward in ([False, True] if w.backward else [False]):
+            key = f"{w.name}/{'fwd+bwd' if backward else 'inference'}"
+            summary = run_workload(w, repeats, backward)
+            report["workloads"][key] = summary
+            print(f"\n{key}")
+            for name, row in summary.items():
+                if "failed" in row:
+                    print(f"  {name:15s} FAILED: {row['failed']}")
+                    continue
+                extras = "  ".join(f"{k}={_fmt(v)}" for k, v in row.items() if k != "median_us")
+                print(f"  {name:15s} {row['median_us']:10.1f} us  {extras}")
+    sizes = [200, 600, 2000] if args.quick else [2000, 6000, 20000]
+    report["pass_cost"] = pass_cost(sizes)
+    print("\npass cost (one scope, n ops)")
+    for r in report["pass_cost"]:
+        print("  " + "  ".join(f"{k}={_fmt(v)}" for k, v in r.items()))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
