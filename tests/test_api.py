@@ -185,13 +185,43 @@ def same_cast_in_and_out(x):
     return a, b
 
 
-def test_cse_does_not_merge_casts_across_a_scope_boundary():
+def test_cse_merges_casts_within_a_region_only():
     fn = script(same_cast_in_and_out)
     graph = fn.graph.copy()
-    before = _kinds(graph).count("jitamp::autocast_to_fp16")
+    assert _kinds(graph).count("jitamp::autocast_to_fp16") == 4  # x twice, per mm
     torch._C._jit_pass_cse(graph)
-    assert _kinds(graph).count("jitamp::autocast_to_fp16") == before == 4
+    casts = [n for n in graph.nodes() if n.kind() == "jitamp::autocast_to_fp16"]
+    # One cast of x outside the scope and one inside: never one for both.
+    assert len(casts) == 2
+    regions = {list(n.inputs())[-1].unique() for n in casts}
+    assert len(regions) == 2
     check_against_eager(same_cast_in_and_out, (torch.randn(3, 3),), scripted=fn)
+
+
+class PlainLinear(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.linear(x)
+
+
+def test_freezing_does_not_fold_casts_of_constant_weights():
+    # torch.jit.freeze turns weights into constants and propagates them; a
+    # cast folded then (autocast off) would be wrong for calls under autocast.
+    model = PlainLinear().eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        frozen = torch.jit.freeze(script(model))
+    graph = frozen.forward.graph
+    weight_casts = [
+        n for n in graph.nodes()
+        if n.kind() == "jitamp::autocast_to_fp16" and n.inputsAt(0).node().kind() == "prim::Constant"
+    ]
+    assert len(weight_casts) == 2, graph  # weight and bias
+    check_against_eager(model, (torch.randn(2, 4),), scripted=frozen, outer=cpu_autocast())
+    check_against_eager(model, (torch.randn(2, 4),), scripted=frozen)
 
 
 def test_builtin_autocast_never_touches_a_rewritten_function():
@@ -206,3 +236,23 @@ def disabled_scope(x):
     with torch.autocast("cpu", enabled=False):
         y = torch.mm(x, x)
     return y
+
+
+def test_rewrite_of_a_graph_with_inlined_rewritten_callees_stays_well_formed():
+    # A caller scripted without jitamp, its callee with; the caller's graph
+    # inlined (callee's region token inside the caller's scope), then
+    # rewritten: casts outside the scope must not use the callee's token.
+    helper = script(plain_mm)
+
+    def caller(x, y):
+        z = torch.mm(x, y)
+        with torch.autocast("cpu"):
+            w = helper(z, y)
+        return w
+
+    fn = _script_without_jitamp(caller)
+    torch._C._jit_pass_inline(fn.graph)
+    jitamp.rewrite(fn)
+    fn.graph.lint()
+    regions = [n for n in fn.graph.nodes() if n.kind() == "jitamp::autocast_caller_region"]
+    assert len(regions) == 2  # the callee's (inlined) and the caller's own

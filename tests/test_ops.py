@@ -9,21 +9,27 @@ ops = torch.ops.jitamp
 cuda_only = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device; none on this machine")
 
 
+def region():
+    """The region token a cast takes (its kernel ignores it)."""
+    return ops.autocast_caller_region()
+
+
 def _samples(device):
     x = torch.randn(3, 4, device=device, requires_grad=True)
     b = torch.randn(3, 4, device=device, dtype=torch.bfloat16)
+    r = region()
     return [
-        (ops.autocast_to_fp16.default, (x, "cpu,cuda")),
-        (ops.autocast_to_fp16.optional, (x, "cpu")),
-        (ops.autocast_to_fp16.list, ([x, b], "cpu,cuda")),
-        (ops.autocast_to_fp32.default, (b, "cpu,cuda")),
-        (ops.autocast_to_fp32.optional, (b, "cuda")),
-        (ops.autocast_to_fp32.list, ([x, b], "cpu")),
-        (ops.autocast_to_fp32.if_no_dtype, (b, "cpu,cuda", None)),
-        (ops.autocast_promote.default, (x, b, "cpu,cuda")),
-        (ops.autocast_promote.three, (x, b, b, "cpu")),
-        (ops.autocast_promote.four, (b, b, b, x, "cpu")),
-        (ops.autocast_promote.list, ([x, b], "cpu,cuda")),
+        (ops.autocast_to_fp16.default, (x, "cpu,cuda", r)),
+        (ops.autocast_to_fp16.optional, (x, "cpu", r)),
+        (ops.autocast_to_fp16.list, ([x, b], "cpu,cuda", r)),
+        (ops.autocast_to_fp32.default, (b, "cpu,cuda", r)),
+        (ops.autocast_to_fp32.optional, (b, "cuda", r)),
+        (ops.autocast_to_fp32.list, ([x, b], "cpu", r)),
+        (ops.autocast_to_fp32.if_no_dtype, (b, "cpu,cuda", None, r)),
+        (ops.autocast_promote.default, (x, b, "cpu,cuda", r)),
+        (ops.autocast_promote.three, (x, b, b, "cpu", r)),
+        (ops.autocast_promote.four, (b, b, b, x, "cpu", r)),
+        (ops.autocast_promote.list, ([x, b], "cpu,cuda", r)),
     ]
 
 
@@ -43,12 +49,12 @@ def test_opcheck_cuda():
     _opcheck_all("cuda", torch.float16)
 
 
-def test_schemas():
-    # No alias annotation: the ops are CONSERVATIVE (so CSE and constant
-    # propagation leave them alone; see test_api.py), which already treats
-    # the output as possibly aliasing the input.
+def test_schemas_alias_their_input():
     schema = str(ops.autocast_to_fp16.default._schema)
-    assert schema == "jitamp::autocast_to_fp16(Tensor self, str devices) -> Tensor"
+    assert schema == (
+        "jitamp::autocast_to_fp16(Tensor(a) self, str devices, "
+        "int region) -> Tensor(a)"
+    )
     for name in ("autocast_enter", "autocast_exit", "autocast_cache_enabled"):
         assert name in dir(ops)
 
@@ -59,7 +65,7 @@ def test_to_fp16_casts_as_a_lower_precision_op_does(dtype, enabled):
     """Eager's mm (lower_precision_fp on CPU) on the same input is the oracle."""
     x = torch.ones(2, 2, dtype=dtype)
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled):
-        cast = ops.autocast_to_fp16(x, "cpu")
+        cast = ops.autocast_to_fp16(x, "cpu", region())
         try:
             expected = torch.mm(x, x).dtype
         except RuntimeError:
@@ -75,7 +81,7 @@ def test_to_fp32_casts_as_an_fp32_op_does(dtype, enabled):
     """Eager's cdist (fp32 on CPU) on the same input is the oracle."""
     x = torch.ones(2, 2, dtype=dtype)
     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled):
-        cast = ops.autocast_to_fp32(x, "cpu")
+        cast = ops.autocast_to_fp32(x, "cpu", region())
         try:
             expected = torch.cdist(x, x).dtype
         except (RuntimeError, NotImplementedError):
@@ -87,17 +93,17 @@ def test_device_set_restricts_the_policy():
     x = torch.ones(2, 2, dtype=torch.bfloat16)
     with torch.autocast("cpu", dtype=torch.bfloat16):
         # exp is fp32 on CUDA only: eager keeps bf16 on CPU.
-        assert ops.autocast_to_fp32(x, "cuda").dtype == torch.exp(x).dtype == torch.bfloat16
-        assert ops.autocast_to_fp32(x, "cpu").dtype == torch.float32
+        assert ops.autocast_to_fp32(x, "cuda", region()).dtype == torch.exp(x).dtype == torch.bfloat16
+        assert ops.autocast_to_fp32(x, "cpu", region()).dtype == torch.float32
 
 
 def test_promote_matches_eager_cat():
     a = torch.ones(2, dtype=torch.float32)
     b = torch.ones(2, dtype=torch.bfloat16)
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        out = ops.autocast_promote.list([a, b], "cpu")
+        out = ops.autocast_promote.list([a, b], "cpu", region())
         assert [t.dtype for t in out] == [torch.cat([a, b]).dtype] * 2
-        out = ops.autocast_promote.list([b, b], "cpu")
+        out = ops.autocast_promote.list([b, b], "cpu", region())
         assert [t.dtype for t in out] == [torch.cat([b, b]).dtype] * 2
 
 
@@ -108,44 +114,44 @@ def test_promote_raises_where_eager_raises():
         with pytest.raises(RuntimeError) as eager_error:
             torch.cat([h, b])
         with pytest.raises(RuntimeError) as ours:
-            ops.autocast_promote.list([h, b], "cpu")
+            ops.autocast_promote.list([h, b], "cpu", region())
     assert str(eager_error.value).splitlines()[0] in str(ours.value)
 
 
 def test_if_no_dtype_leaves_explicit_dtype_alone():
     x = torch.ones(2, dtype=torch.bfloat16)
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        assert ops.autocast_to_fp32.if_no_dtype(x, "cpu", torch.bfloat16).dtype == torch.bfloat16
-        assert ops.autocast_to_fp32.if_no_dtype(x, "cpu", None).dtype == torch.float32
+        assert ops.autocast_to_fp32.if_no_dtype(x, "cpu", torch.bfloat16, region()).dtype == torch.bfloat16
+        assert ops.autocast_to_fp32.if_no_dtype(x, "cpu", None, region()).dtype == torch.float32
 
 
 def test_weights_are_cast_once_per_region_through_eagers_cache():
     w = torch.randn(4, 4, requires_grad=True)
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        first = ops.autocast_to_fp16(w, "cpu")
-        second = ops.autocast_to_fp16(w, "cpu")
+        first = ops.autocast_to_fp16(w, "cpu", region())
+        second = ops.autocast_to_fp16(w, "cpu", region())
         assert first.data_ptr() == second.data_ptr()
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        third = ops.autocast_to_fp16(w, "cpu")
+        third = ops.autocast_to_fp16(w, "cpu", region())
     assert third.data_ptr() != first.data_ptr(), "the cache is cleared when the outermost region ends"
 
 
 def test_gradient_comes_back_in_the_input_dtype():
     w = torch.randn(4, 4, requires_grad=True)
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        ops.autocast_to_fp16(w, "cpu").float().sum().backward()
+        ops.autocast_to_fp16(w, "cpu", region()).float().sum().backward()
     assert w.grad.dtype == torch.float32
 
 
 def test_bad_devices_string_is_a_clear_error():
     with torch.autocast("cpu"):
         with pytest.raises(RuntimeError, match="devices must name 'cpu' and/or 'cuda'"):
-            ops.autocast_to_fp16(torch.ones(1), "gpu")
+            ops.autocast_to_fp16(torch.ones(1), "gpu", region())
 
 
 @cuda_only
 def test_cuda_casts():
     x = torch.ones(2, 2, device="cuda")
     with torch.autocast("cuda", dtype=torch.float16):
-        assert ops.autocast_to_fp16(x, "cuda").dtype == torch.mm(x, x).dtype
-        assert ops.autocast_to_fp16(x, "cpu").dtype == torch.float32
+        assert ops.autocast_to_fp16(x, "cuda", region()).dtype == torch.mm(x, x).dtype
+        assert ops.autocast_to_fp16(x, "cpu", region()).dtype == torch.float32

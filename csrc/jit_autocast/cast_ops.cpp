@@ -11,11 +11,15 @@
 // fake/meta tensors run the same code, which is what shape propagation and
 // torch.library.opcheck need.
 //
-// Their result depends on thread-local state that the scope ops change, so
-// they are registered CONSERVATIVE (see TORCH_LIBRARY below).
+// Their result depends on thread-local state that the scope ops change:
+// each takes the token of its autocast region as an input (see
+// library.cpp), which the kernels do not read.
+// Registered in library.cpp.
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
 #include <torch/library.h>
+
+#include "cast_ops.h"
 
 namespace jitamp {
 namespace {
@@ -66,20 +70,26 @@ Tensor castTo(
   return at::autocast::cached_cast(to_type, self, device_type);
 }
 
-Tensor toFp16(const Tensor& self, c10::string_view devices) {
+} // namespace
+
+Tensor toFp16(const Tensor& self, c10::string_view devices, Region) {
   return castTo(self, devices, /*lower_precision=*/true);
 }
 
 std::optional<Tensor> toFp16Optional(
     const std::optional<Tensor>& self,
-    c10::string_view devices) {
+    c10::string_view devices,
+    Region) {
   if (!self.has_value()) {
     return self;
   }
   return castTo(*self, devices, /*lower_precision=*/true);
 }
 
-std::vector<Tensor> toFp16List(at::TensorList tensors, c10::string_view devices) {
+std::vector<Tensor> toFp16List(
+    at::TensorList tensors,
+    c10::string_view devices,
+    Region) {
   std::vector<Tensor> out;
   out.reserve(tensors.size());
   for (const auto& t : tensors) {
@@ -88,20 +98,24 @@ std::vector<Tensor> toFp16List(at::TensorList tensors, c10::string_view devices)
   return out;
 }
 
-Tensor toFp32(const Tensor& self, c10::string_view devices) {
+Tensor toFp32(const Tensor& self, c10::string_view devices, Region) {
   return castTo(self, devices, /*lower_precision=*/false);
 }
 
 std::optional<Tensor> toFp32Optional(
     const std::optional<Tensor>& self,
-    c10::string_view devices) {
+    c10::string_view devices,
+    Region) {
   if (!self.has_value()) {
     return self;
   }
   return castTo(*self, devices, /*lower_precision=*/false);
 }
 
-std::vector<Tensor> toFp32List(at::TensorList tensors, c10::string_view devices) {
+std::vector<Tensor> toFp32List(
+    at::TensorList tensors,
+    c10::string_view devices,
+    Region) {
   std::vector<Tensor> out;
   out.reserve(tensors.size());
   for (const auto& t : tensors) {
@@ -115,7 +129,8 @@ std::vector<Tensor> toFp32List(at::TensorList tensors, c10::string_view devices)
 Tensor toFp32IfNoDtype(
     const Tensor& self,
     c10::string_view devices,
-    std::optional<at::ScalarType> dtype) {
+    std::optional<at::ScalarType> dtype,
+    Region) {
   if (dtype.has_value()) {
     return self;
   }
@@ -125,7 +140,9 @@ Tensor toFp32IfNoDtype(
 // promote: every eligible input to the widest eligible dtype among them,
 // with eager's own prioritize() (which also raises where eager raises, e.g.
 // float16 mixed with bfloat16).
-std::vector<Tensor> promoteAll(at::TensorList tensors, c10::string_view devices) {
+namespace {
+
+std::vector<Tensor> promote(at::TensorList tensors, c10::string_view devices) {
   std::vector<Tensor> out(tensors.begin(), tensors.end());
   const Tensor* first = nullptr;
   for (const auto& t : tensors) {
@@ -156,11 +173,14 @@ std::vector<Tensor> promoteAll(at::TensorList tensors, c10::string_view devices)
   return out;
 }
 
+} // namespace
+
 std::tuple<Tensor, Tensor> promote2(
     const Tensor& a,
     const Tensor& b,
-    c10::string_view devices) {
-  auto out = promoteAll({a, b}, devices);
+    c10::string_view devices,
+    Region) {
+  auto out = promote({a, b}, devices);
   return {out[0], out[1]};
 }
 
@@ -168,8 +188,9 @@ std::tuple<Tensor, Tensor, Tensor> promote3(
     const Tensor& a,
     const Tensor& b,
     const Tensor& c,
-    c10::string_view devices) {
-  auto out = promoteAll({a, b, c}, devices);
+    c10::string_view devices,
+    Region) {
+  auto out = promote({a, b, c}, devices);
   return {out[0], out[1], out[2]};
 }
 
@@ -178,49 +199,17 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> promote4(
     const Tensor& b,
     const Tensor& c,
     const Tensor& d,
-    c10::string_view devices) {
-  auto out = promoteAll({a, b, c, d}, devices);
+    c10::string_view devices,
+    Region) {
+  auto out = promote({a, b, c, d}, devices);
   return {out[0], out[1], out[2], out[3]};
 }
 
-} // namespace
-
-TORCH_LIBRARY(jitamp, m) {
-  // CONSERVATIVE, not FROM_SCHEMA: the JIT's CSE and constant propagation
-  // skip a custom op only when it has side effects, and a cast inside a
-  // scope must not be merged with the same cast outside it (or folded with
-  // autocast off at compile time). Conservative alias analysis also treats
-  // the output as possibly aliasing the input, which it does when no cast
-  // applies. The plain Tensor overloads are registered first: a Tensor value
-  // also matches `Tensor?`, and the first match wins.
-  const auto def = [&m](const char* schema) {
-    m.def(torch::schema(schema, c10::AliasAnalysisKind::CONSERVATIVE));
-  };
-  def("autocast_to_fp16(Tensor self, str devices) -> Tensor");
-  def("autocast_to_fp16.optional(Tensor? self, str devices) -> Tensor?");
-  def("autocast_to_fp16.list(Tensor[] tensors, str devices) -> Tensor[]");
-  def("autocast_to_fp32(Tensor self, str devices) -> Tensor");
-  def("autocast_to_fp32.optional(Tensor? self, str devices) -> Tensor?");
-  def("autocast_to_fp32.list(Tensor[] tensors, str devices) -> Tensor[]");
-  def("autocast_to_fp32.if_no_dtype(Tensor self, str devices, ScalarType? dtype) -> Tensor");
-  def("autocast_promote(Tensor a, Tensor b, str devices) -> (Tensor, Tensor)");
-  def("autocast_promote.three(Tensor a, Tensor b, Tensor c, str devices) -> (Tensor, Tensor, Tensor)");
-  def("autocast_promote.four(Tensor a, Tensor b, Tensor c, Tensor d, str devices) -> (Tensor, Tensor, Tensor, Tensor)");
-  def("autocast_promote.list(Tensor[] tensors, str devices) -> Tensor[]");
-}
-
-TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
-  m.impl("autocast_to_fp16", TORCH_FN(toFp16));
-  m.impl("autocast_to_fp16.optional", TORCH_FN(toFp16Optional));
-  m.impl("autocast_to_fp16.list", TORCH_FN(toFp16List));
-  m.impl("autocast_to_fp32", TORCH_FN(toFp32));
-  m.impl("autocast_to_fp32.optional", TORCH_FN(toFp32Optional));
-  m.impl("autocast_to_fp32.list", TORCH_FN(toFp32List));
-  m.impl("autocast_to_fp32.if_no_dtype", TORCH_FN(toFp32IfNoDtype));
-  m.impl("autocast_promote", TORCH_FN(promote2));
-  m.impl("autocast_promote.three", TORCH_FN(promote3));
-  m.impl("autocast_promote.four", TORCH_FN(promote4));
-  m.impl("autocast_promote.list", TORCH_FN(promoteAll));
+std::vector<Tensor> promoteList(
+    at::TensorList tensors,
+    c10::string_view devices,
+    Region) {
+  return promote(tensors, devices);
 }
 
 } // namespace jitamp

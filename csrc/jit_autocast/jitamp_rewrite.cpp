@@ -1,5 +1,6 @@
 #include "jitamp_rewrite.h"
 
+#include "autocast_guard.h"
 #include "policy_table.h"
 
 #include <torch/csrc/jit/frontend/error_report.h>
@@ -8,6 +9,7 @@
 #include <torch/custom_class.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,9 +19,6 @@ using namespace torch::jit;
 
 namespace {
 
-// Keep in sync with scope_ops.cpp.
-constexpr const char* kCacheAttr = "_jitamp_cache_enabled";
-
 struct Symbols {
   Symbol enter = Symbol::fromQualString("jitamp::autocast_enter");
   Symbol exit = Symbol::fromQualString("jitamp::autocast_exit");
@@ -28,6 +27,7 @@ struct Symbols {
   Symbol to_fp32 = Symbol::fromQualString("jitamp::autocast_to_fp32");
   Symbol promote = Symbol::fromQualString("jitamp::autocast_promote");
   Symbol wait = Symbol::fromQualString("jitamp::wait");
+  Symbol caller_region = Symbol::fromQualString("jitamp::autocast_caller_region");
 };
 
 const Symbols& sym() {
@@ -96,9 +96,8 @@ class AutocastRewriter {
 
   bool run() {
     recordCacheFlags(graph_->block());
-    lowerScopes(graph_->block());
     blockingWaits(graph_->block());
-    insertCasts(graph_->block());
+    rewriteBlock(graph_->block());
     if (changed_) {
       GRAPH_DUMP("After jitamp's autocast rewrite:", graph_);
     }
@@ -152,10 +151,14 @@ class AutocastRewriter {
   struct OpenScope {
     Value* autocast;
     Value* guard;
+    Value* region; // the token of the scope's region
     Block* block;
   };
 
-  void lowerScopes(Block* block) {
+  // One walk in program order, keeping the stack of open scopes: lowers
+  // scopes and puts, before each op that eager autocast handles, the smart
+  // casts of its policy, tied to the innermost open scope (its region).
+  void rewriteBlock(Block* block) {
     for (auto it = block->nodes().begin(); it != block->nodes().end();) {
       Node* node = *it;
       ++it; // the node may be destroyed below
@@ -166,10 +169,47 @@ class AutocastRewriter {
           node->kind() == prim::Exit &&
           isAutocastClass(node->input()->type())) {
         lowerExit(node);
+      } else if (node->kind() == sym().enter) {
+        // lowered by an earlier run
+        open_.push_back(
+            {node->input(0), node->output(0), node->output(1), block});
+      } else if (node->kind() == sym().exit) {
+        closeScope(node->input(0), block);
       } else {
         for (Block* sub : node->blocks()) {
-          lowerScopes(sub);
+          rewriteBlock(sub);
         }
+        insertCasts(node);
+      }
+    }
+  }
+
+  // The token of the region at the current point of the walk.
+  Value* currentRegion() {
+    if (!open_.empty()) {
+      return open_.back().region;
+    }
+    if (caller_region_ == nullptr) {
+      // Our own node, at the top of the graph. An existing one is not
+      // reused: in a graph with inlined callees it may belong to code
+      // inside a scope.
+      WithInsertPoint guard(graph_->block()->nodes().front());
+      Node* region = graph_->create(sym().caller_region, {}, 1);
+      region->output()->setType(IntType::get());
+      graph_->insertNode(region);
+      caller_region_ = region->output();
+      changed_ = true;
+    }
+    return caller_region_;
+  }
+
+  void closeScope(Value* guard, Block* block) {
+    for (auto scope = open_.rbegin(); scope != open_.rend(); ++scope) {
+      if (scope->guard == guard) {
+        if (scope->block == block) {
+          open_.erase(std::next(scope).base());
+        }
+        return;
       }
     }
   }
@@ -177,13 +217,15 @@ class AutocastRewriter {
   void lowerEnter(Node* enter) {
     Value* autocast = enter->input();
     WithInsertPoint guard(enter);
-    Node* lowered = graph_->create(sym().enter, {autocast}, 1);
-    lowered->output()->setType(guardType());
+    Node* lowered = graph_->create(sym().enter, {autocast}, 2);
+    lowered->output(0)->setType(guardType());
+    lowered->output(1)->setType(IntType::get());
     lowered->setSourceRange(enter->sourceRange());
     graph_->insertNode(lowered);
     // `with autocast(...) as ac`: __enter__ returns self.
     enter->output()->replaceAllUsesWith(autocast);
-    open_.push_back({autocast, lowered->output(), enter->owningBlock()});
+    open_.push_back(
+        {autocast, lowered->output(0), lowered->output(1), enter->owningBlock()});
     GRAPH_UPDATE("Lowered ", *enter, " to ", *lowered);
     enter->destroy();
     changed_ = true;
@@ -209,9 +251,7 @@ class AutocastRewriter {
     GRAPH_UPDATE("Lowered ", *exit, " to ", *lowered);
     // An exit on a break/continue path inside the scope leaves it open for
     // the exit that ends the block.
-    if (match->block == exit->owningBlock()) {
-      open_.erase(std::next(match).base());
-    }
+    closeScope(match->guard, exit->owningBlock());
     exit->destroy();
     changed_ = true;
   }
@@ -251,36 +291,31 @@ class AutocastRewriter {
 
   // --- casts ------------------------------------------------------------
 
-  void insertCasts(Block* block) {
-    for (Node* node : block->nodes()) {
-      for (Block* sub : node->blocks()) {
-        insertCasts(sub);
+  void insertCasts(Node* node) {
+    if (node->hasAttribute(attr::Subgraph) &&
+        (node->kind() == prim::fork || node->kind() == prim::awaitable)) {
+      if (RewriteAutocast(node->g(attr::Subgraph))) {
+        changed_ = true;
       }
-      if (node->hasAttribute(attr::Subgraph) &&
-          (node->kind() == prim::fork || node->kind() == prim::awaitable)) {
-        if (RewriteAutocast(node->g(attr::Subgraph))) {
-          changed_ = true;
-        }
-        continue;
-      }
-      if (isSmartCast(node)) {
-        continue;
-      }
-      const FunctionSchema* schema = node->maybeSchema();
-      if (schema == nullptr) {
-        continue;
-      }
-      const OpPolicy* policy =
-          lookupPolicy(schema->name(), schema->overload_name());
-      if (policy == nullptr) {
-        continue;
-      }
-      if (policy->cpu == policy->cuda) {
-        applyPolicy(node, *schema, policy->cpu, "cpu,cuda");
-      } else {
-        applyPolicy(node, *schema, policy->cpu, "cpu");
-        applyPolicy(node, *schema, policy->cuda, "cuda");
-      }
+      return;
+    }
+    if (isSmartCast(node)) {
+      return;
+    }
+    const FunctionSchema* schema = node->maybeSchema();
+    if (schema == nullptr) {
+      return;
+    }
+    const OpPolicy* policy =
+        lookupPolicy(schema->name(), schema->overload_name());
+    if (policy == nullptr) {
+      return;
+    }
+    if (policy->cpu == policy->cuda) {
+      applyPolicy(node, *schema, policy->cpu, "cpu,cuda");
+    } else {
+      applyPolicy(node, *schema, policy->cpu, "cpu");
+      applyPolicy(node, *schema, policy->cuda, "cuda");
     }
   }
 
@@ -340,8 +375,10 @@ class AutocastRewriter {
       at::ArrayRef<Value*> inputs,
       const std::vector<TypePtr>& output_types,
       Node* before) {
+    std::vector<Value*> with_region(inputs.begin(), inputs.end());
+    with_region.push_back(currentRegion());
     WithInsertPoint guard(before);
-    Node* cast = graph_->create(kind, inputs, output_types.size());
+    Node* cast = graph_->create(kind, with_region, output_types.size());
     for (size_t i = 0; i < output_types.size(); ++i) {
       cast->output(i)->setType(output_types[i]);
     }
@@ -409,27 +446,38 @@ class AutocastRewriter {
     node->replaceInput(0, cast->output());
   }
 
+  // promote: eager picks the widest dtype among the Tensor and Tensor[]
+  // arguments, then casts those and the `Tensor?` ones to it (a `Tensor?`
+  // has no say: bilinear's bias). The IR cast covers the Tensor arguments,
+  // or the one Tensor[] (cat, stack); `Tensor?` ones are left to the op's
+  // own autocast kernel, which casts them to the same dtype at run time.
   void promoteInputs(
       Node* node,
       const FunctionSchema& schema,
       const std::string& devices) {
     std::vector<size_t> indices;
+    std::optional<size_t> list_index;
     for (size_t i = 0; i < node->inputs().size() &&
          i < schema.arguments().size();
          ++i) {
       const TypePtr& formal = schema.arguments()[i].type();
-      const TypePtr& actual = node->input(i)->type();
-      if (isTensorList(formal)) {
-        // cat, stack: the list is the only tensor argument.
-        castInput(node, i, formal, sym().promote, devices);
-        return;
-      }
-      // A `Tensor?` holding a known tensor takes part; one that may be None
-      // is left to the dispatcher, which applies eager's policy at run time.
-      if (isTensor(formal) || (isOptionalTensor(formal) && isTensor(actual))) {
+      if (isTensor(formal)) {
         indices.push_back(i);
+      } else if (isTensorList(formal) && !list_index) {
+        list_index = i;
       }
     }
+    if (indices.empty() && list_index) {
+      castInput(
+          node,
+          *list_index,
+          schema.arguments()[*list_index].type(),
+          sym().promote,
+          devices);
+      return;
+    }
+    // index_put.hacked_twin's Tensor[] indices are integer tensors: eager's
+    // promote never looks at them.
     if (indices.size() < 2 || indices.size() > 4 ||
         alreadyCast(node->input(indices[0]), sym().promote, devices)) {
       return;
@@ -461,6 +509,7 @@ class AutocastRewriter {
 
   std::shared_ptr<Graph> graph_;
   std::vector<OpenScope> open_;
+  Value* caller_region_ = nullptr;
   std::map<std::string, Value*> devices_constants_;
   bool changed_ = false;
 };

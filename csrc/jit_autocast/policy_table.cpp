@@ -224,11 +224,30 @@ const std::vector<OpPolicy> kTable = {
     // F.nll_loss: eager and script both call nll_loss_nd, which dispatches to
     // nll_loss / nll_loss2d (fp32 on both devices).
     {"aten::nll_loss_nd", "", P::Fp32, P::Fp32, true, true},
+    // F.interpolate: the .vec overloads (eager and script alike) always
+    // decompose to the listed default overloads (fp32 on CUDA).
+    {"aten::upsample_nearest1d", "vec", P::None, P::Fp32, false, true},
+    {"aten::upsample_nearest2d", "vec", P::None, P::Fp32, false, true},
+    {"aten::upsample_nearest3d", "vec", P::None, P::Fp32, false, true},
+    {"aten::_upsample_nearest_exact1d", "vec", P::None, P::Fp32, false, true},
+    {"aten::_upsample_nearest_exact2d", "vec", P::None, P::Fp32, false, true},
+    {"aten::_upsample_nearest_exact3d", "vec", P::None, P::Fp32, false, true},
+    {"aten::upsample_linear1d", "vec", P::None, P::Fp32, false, true},
+    {"aten::upsample_bilinear2d", "vec", P::None, P::Fp32, false, true},
+    {"aten::_upsample_bilinear2d_aa", "vec", P::None, P::Fp32, false, true},
+    {"aten::upsample_trilinear3d", "vec", P::None, P::Fp32, false, true},
+    {"aten::upsample_bicubic2d", "vec", P::None, P::Fp32, false, true},
+    {"aten::_upsample_bicubic2d_aa", "vec", P::None, P::Fp32, false, true},
+    // torch.index_put in TorchScript: a JIT-only overload taking Tensor[]
+    // indices, which calls aten::index_put (promote on CUDA).
+    {"aten::index_put", "hacked_twin", P::None, P::Promote, false, true},
     // F.cross_entropy on CUDA: log_softmax (fp32 output) then nll_loss (fp32).
-    // Its CPU kernel is listed above; this entry adds the CUDA side.
-    // (aten::pad is not here: whether it reaches reflection_pad*/
-    // replication_pad* depends on its mode and the input's rank at run time;
-    // the dispatcher applies eager's policy there.)
+    // Its CPU kernel is listed above; withImpliedEntries adds the CUDA side.
+    // Not here: aten::pad (whether it reaches reflection_pad*/replication_pad*
+    // depends on its mode and the input's rank at run time), einsum on CPU
+    // (whether it reaches bmm depends on the equation): the dispatcher
+    // applies eager's policy to what they call, which is what matters for
+    // the values.
 };
 
 struct Key {

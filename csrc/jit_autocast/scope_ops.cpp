@@ -1,7 +1,8 @@
 // Scope ops: what `with torch.autocast(...)` does in eager, as TorchScript ops.
 //
-//   %guard = jitamp::autocast_enter(%autocast)   -- autocast.__enter__
-//   jitamp::autocast_exit(%guard)                 -- autocast.__exit__
+//   %guard, %region = jitamp::autocast_enter(%autocast) -- autocast.__enter__
+//   jitamp::autocast_exit(%guard)                       -- autocast.__exit__
+//   %region = jitamp::autocast_caller_region()  -- the token outside scopes
 //   %c = jitamp::autocast_cache_enabled(%arg)     -- __init__'s cache_enabled
 //   %v = jitamp::wait(%future)                    -- torch.jit.wait, blocking
 //
@@ -11,58 +12,17 @@
 // left by an exception before the exit op runs, the interpreter drops the
 // guard and its destructor restores the state.
 //
-// All three are CONSERVATIVE: with the default FROM_SCHEMA alias analysis
-// dead code elimination deletes them (nothing uses their outputs).
-#include <ATen/ATen.h>
-#include <ATen/autocast_mode.h>
-#include <ATen/core/ivalue.h>
-#include <torch/custom_class.h>
-#include <torch/library.h>
+// The schemas are in library.cpp; all are CONSERVATIVE (with the default
+// FROM_SCHEMA alias analysis dead code elimination deletes them). `region`
+// values are the tokens the smart casts take (see library.cpp).
+#include "scope_ops.h"
 
-#include <thread>
+#include <ATen/ATen.h>
+#include <ATen/core/ivalue.h>
+#include <torch/library.h>
 
 namespace jitamp {
 namespace {
-
-// The attribute the pass adds to the autocast classes: eager's __init__
-// resolves cache_enabled=None when the object is built, the scripted
-// __init__ drops it. Keep the name in sync with jitamp_rewrite.cpp.
-constexpr const char* kCacheAttr = "_jitamp_cache_enabled";
-
-struct AutocastGuard : torch::CustomClassHolder {
-  c10::DeviceType device_type = c10::DeviceType::CPU;
-  bool prev_enabled = false;
-  at::ScalarType prev_dtype = at::kBFloat16;
-  bool prev_cache_enabled = true;
-  bool open = false;
-  // The state is thread-local: only the thread that entered can restore it.
-  std::thread::id owner = std::this_thread::get_id();
-
-  // autocast.__exit__
-  void close() {
-    if (!open) {
-      return;
-    }
-    open = false;
-    if (at::autocast::decrement_nesting() == 0) {
-      at::autocast::clear_cache();
-    }
-    at::autocast::set_autocast_enabled(device_type, prev_enabled);
-    at::autocast::set_autocast_dtype(device_type, prev_dtype);
-    at::autocast::set_autocast_cache_enabled(prev_cache_enabled);
-  }
-
-  // An exception left the scope. The interpreter drops the guard on the
-  // thread that releases the graph's registers last, which for a forked task
-  // that raised may be the thread that forked it; that thread's state must
-  // not be touched. (The task's thread gets its dispatch keys and dtypes back
-  // from TorchScript's ThreadLocalState guard.)
-  ~AutocastGuard() override {
-    if (std::this_thread::get_id() == owner) {
-      close();
-    }
-  }
-};
 
 // autocast.__init__ checks that eager does and the scripted __init__ skips:
 // the device string, CUDA being there, a supported dtype. Returns whether
@@ -104,7 +64,10 @@ bool checkedEnabled(
   return true;
 }
 
-c10::intrusive_ptr<AutocastGuard> autocastEnter(const c10::IValue& autocast) {
+} // namespace
+
+std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> autocastEnter(
+    const c10::IValue& autocast) {
   TORCH_CHECK(
       autocast.isObject(),
       "jitamp::autocast_enter expects a torch.autocast object, got ",
@@ -131,14 +94,22 @@ c10::intrusive_ptr<AutocastGuard> autocastEnter(const c10::IValue& autocast) {
   guard->prev_dtype = at::autocast::get_autocast_dtype(device_type);
   at::autocast::set_autocast_enabled(device_type, enabled);
   at::autocast::set_autocast_dtype(device_type, dtype);
-  at::autocast::increment_nesting();
+  const int depth = at::autocast::increment_nesting();
   at::autocast::set_autocast_cache_enabled(cache_enabled);
   guard->open = true;
-  return guard;
+  // The region token's value does not matter (only which graph value it
+  // is); the nesting depth is as good as any.
+  return {guard, depth};
 }
 
 void autocastExit(const c10::intrusive_ptr<AutocastGuard>& guard) {
   guard->close();
+}
+
+// The token of the region a function body starts in (what its caller set
+// up). Its value does not matter.
+int64_t autocastCallerRegion() {
+  return 0;
 }
 
 // eager: `torch.is_autocast_cache_enabled() if cache_enabled is None else
@@ -157,27 +128,6 @@ c10::IValue waitOnThisThread(const c10::IValue& future) {
   auto fut = future.toFuture();
   fut->waitAndThrow();
   return fut->value();
-}
-
-} // namespace
-
-TORCH_LIBRARY_FRAGMENT(jitamp, m) {
-  m.class_<AutocastGuard>("AutocastGuard");
-  m.def(torch::schema(
-      "autocast_enter(Any autocast) -> __torch__.torch.classes.jitamp.AutocastGuard",
-      c10::AliasAnalysisKind::CONSERVATIVE));
-  m.def(torch::schema(
-      "autocast_exit(__torch__.torch.classes.jitamp.AutocastGuard guard) -> ()",
-      c10::AliasAnalysisKind::CONSERVATIVE));
-  m.def(torch::schema(
-      "autocast_cache_enabled(bool? cache_enabled) -> bool",
-      c10::AliasAnalysisKind::CONSERVATIVE));
-  m.def(torch::schema(
-      "wait(Any future) -> Any", c10::AliasAnalysisKind::CONSERVATIVE));
-  m.impl("wait", TORCH_FN(waitOnThisThread));
-  m.impl("autocast_enter", TORCH_FN(autocastEnter));
-  m.impl("autocast_exit", TORCH_FN(autocastExit));
-  m.impl("autocast_cache_enabled", TORCH_FN(autocastCacheEnabled));
 }
 
 } // namespace jitamp

@@ -329,9 +329,13 @@ def render(graph: torch._C.Graph, *, inline: bool, source: bool) -> str:
     if inline:
         torch._C._jit_pass_inline(graph)
     graph = torch._C._jit_pass_canonicalize(graph)
+    text = graph.str(source)
+    if not source:
+        # Nodes in nested blocks keep their source comments in graph.str().
+        text = re.sub(r" # [^\n]*:\d+:\d+$", "", text, flags=re.M)
     # Class names get a ___torch_mangle_N part when a type is compiled again
     # in one process (as --before/--diff do); N depends on history.
-    return re.sub(r"___torch_mangle_\d+\.", "", graph.str(source))
+    return re.sub(r"___torch_mangle_\d+\.", "", text)
 
 
 def _optimized_graph(function: Any, inputs: list[torch.Tensor]) -> torch._C.Graph:

@@ -10,12 +10,17 @@ def mm_in_scope(x, y):
     return z
 
 # CHECK-LABEL: graph(%x.1 : Tensor,
+# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[DEV:%.*]] : str = prim::Constant[value="cpu,cuda"]()
+# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[AC:%.*]] : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()
-# CHECK: [[GUARD:%.*]] : __torch__.torch.classes.jitamp.AutocastGuard = jitamp::autocast_enter([[AC]])
-# CHECK-NEXT: [[X:%.*]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]])
-# CHECK-NEXT: [[Y:%.*]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]])
+# The enter gives the guard and the region token; the casts in the scope take
+# that token as their last operand, the exit takes the guard alone.
+# CHECK: [[GUARD:%.*]] : __torch__.torch.classes.jitamp.AutocastGuard, [[REGION:%.*]] : int = jitamp::autocast_enter([[AC]])
+# CHECK-NEXT: [[X:%.*]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[REGION]])
+# CHECK-NEXT: [[Y:%.*]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[REGION]])
 # CHECK-NEXT: %z.1 : Tensor = aten::mm([[X]], [[Y]])
 # CHECK-NEXT: jitamp::autocast_exit([[GUARD]])
 # CHECK-NOT: prim::Enter
 # CHECK-NOT: prim::Exit
+# CHECK-NOT: jitamp::autocast_caller_region

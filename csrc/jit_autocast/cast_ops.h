@@ -1,0 +1,64 @@
+// Kernels of the smart casts (cast_ops.cpp), registered in library.cpp.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace jitamp {
+
+// The region token (see library.cpp); the kernels ignore it.
+using Region = int64_t;
+
+at::Tensor toFp16(const at::Tensor& self, c10::string_view devices, Region region);
+std::optional<at::Tensor> toFp16Optional(
+    const std::optional<at::Tensor>& self,
+    c10::string_view devices,
+    Region region);
+std::vector<at::Tensor> toFp16List(
+    at::TensorList tensors,
+    c10::string_view devices,
+    Region region);
+
+at::Tensor toFp32(const at::Tensor& self, c10::string_view devices, Region region);
+std::optional<at::Tensor> toFp32Optional(
+    const std::optional<at::Tensor>& self,
+    c10::string_view devices,
+    Region region);
+std::vector<at::Tensor> toFp32List(
+    at::TensorList tensors,
+    c10::string_view devices,
+    Region region);
+at::Tensor toFp32IfNoDtype(
+    const at::Tensor& self,
+    c10::string_view devices,
+    std::optional<at::ScalarType> dtype,
+    Region region);
+
+std::tuple<at::Tensor, at::Tensor> promote2(
+    const at::Tensor& a,
+    const at::Tensor& b,
+    c10::string_view devices,
+    Region region);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> promote3(
+    const at::Tensor& a,
+    const at::Tensor& b,
+    const at::Tensor& c,
+    c10::string_view devices,
+    Region region);
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> promote4(
+    const at::Tensor& a,
+    const at::Tensor& b,
+    const at::Tensor& c,
+    const at::Tensor& d,
+    c10::string_view devices,
+    Region region);
+std::vector<at::Tensor> promoteList(
+    at::TensorList tensors,
+    c10::string_view devices,
+    Region region);
+
+} // namespace jitamp

@@ -1,0 +1,77 @@
+// The jitamp op library: the guard class, every schema and every kernel,
+// registered in one translation unit so that the class exists before the
+// schemas and kernel signatures that name it (static initialization order
+// across files is unspecified). Kernels are in cast_ops.cpp (smart casts)
+// and scope_ops.cpp (scopes).
+#include "cast_ops.h"
+#include "scope_ops.h"
+
+#include <torch/library.h>
+
+namespace jitamp {
+
+TORCH_LIBRARY(jitamp, m) {
+  m.class_<AutocastGuard>("AutocastGuard");
+
+  // Smart casts. FROM_SCHEMA with alias annotations: a cast that does not
+  // apply returns its input itself. The `region` input is the token of the
+  // autocast region the cast belongs to (made by the enter op of its scope,
+  // or by autocast_caller_region for code outside any scope): CSE merges
+  // two casts of one value within a region (the JIT's own cleanups apply)
+  // but never across regions, and constant propagation never folds a cast
+  // (a region token is never a constant). The kernels do not read it. The
+  // plain Tensor overloads come first: a Tensor value also matches
+  // `Tensor?`, and the first match wins.
+  const char* casts[] = {
+      "autocast_to_fp16(Tensor(a) self, str devices, int region) -> Tensor(a)",
+      "autocast_to_fp16.optional(Tensor(a)? self, str devices, int region) -> Tensor(a)?",
+      "autocast_to_fp16.list(Tensor[] tensors, str devices, int region) -> Tensor[]",
+      "autocast_to_fp32(Tensor(a) self, str devices, int region) -> Tensor(a)",
+      "autocast_to_fp32.optional(Tensor(a)? self, str devices, int region) -> Tensor(a)?",
+      "autocast_to_fp32.list(Tensor[] tensors, str devices, int region) -> Tensor[]",
+      "autocast_to_fp32.if_no_dtype(Tensor(a) self, str devices, ScalarType? dtype, int region) -> Tensor(a)",
+      "autocast_promote(Tensor(a) a, Tensor(b) b, str devices, int region) -> (Tensor(a), Tensor(b))",
+      "autocast_promote.three(Tensor(a) a, Tensor(b) b, Tensor(c) c, str devices, int region) -> (Tensor(a), Tensor(b), Tensor(c))",
+      "autocast_promote.four(Tensor(a) a, Tensor(b) b, Tensor(c) c, Tensor(d) d, str devices, int region) -> (Tensor(a), Tensor(b), Tensor(c), Tensor(d))",
+      "autocast_promote.list(Tensor[] tensors, str devices, int region) -> Tensor[]",
+  };
+  for (const char* schema : casts) {
+    m.def(schema);
+  }
+
+  // Scope ops (scope_ops.cpp). CONSERVATIVE: they have side effects on
+  // thread-local state, so dead code elimination, CSE and reordering leave
+  // them alone (with the default FROM_SCHEMA, DCE deletes them).
+  const char* scopes[] = {
+      "autocast_caller_region() -> int",
+      "autocast_enter(Any autocast) -> (__torch__.torch.classes.jitamp.AutocastGuard guard, int region)",
+      "autocast_exit(__torch__.torch.classes.jitamp.AutocastGuard guard) -> ()",
+      "autocast_cache_enabled(bool? cache_enabled) -> bool",
+      "wait(Any future) -> Any",
+  };
+  for (const char* schema : scopes) {
+    m.def(torch::schema(schema, c10::AliasAnalysisKind::CONSERVATIVE));
+  }
+}
+
+TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
+  m.impl("autocast_to_fp16", TORCH_FN(toFp16));
+  m.impl("autocast_to_fp16.optional", TORCH_FN(toFp16Optional));
+  m.impl("autocast_to_fp16.list", TORCH_FN(toFp16List));
+  m.impl("autocast_to_fp32", TORCH_FN(toFp32));
+  m.impl("autocast_to_fp32.optional", TORCH_FN(toFp32Optional));
+  m.impl("autocast_to_fp32.list", TORCH_FN(toFp32List));
+  m.impl("autocast_to_fp32.if_no_dtype", TORCH_FN(toFp32IfNoDtype));
+  m.impl("autocast_promote", TORCH_FN(promote2));
+  m.impl("autocast_promote.three", TORCH_FN(promote3));
+  m.impl("autocast_promote.four", TORCH_FN(promote4));
+  m.impl("autocast_promote.list", TORCH_FN(promoteList));
+
+  m.impl("autocast_caller_region", TORCH_FN(autocastCallerRegion));
+  m.impl("autocast_enter", TORCH_FN(autocastEnter));
+  m.impl("autocast_exit", TORCH_FN(autocastExit));
+  m.impl("autocast_cache_enabled", TORCH_FN(autocastCacheEnabled));
+  m.impl("wait", TORCH_FN(waitOnThisThread));
+}
+
+} // namespace jitamp

@@ -1,0 +1,31 @@
+# torch.jit.fork in a scope: the forked subgraph gets its own casts, and
+# aten::wait becomes the blocking jitamp::wait before the exit.
+# RUN: jitamp dump %s:forked | filecheck %s
+import torch
+
+
+def forked(x, y):
+    with torch.autocast("cpu"):
+        fut = torch.jit.fork(torch.mm, x, y)
+        z = torch.jit.wait(fut)
+    return z
+
+# CHECK-LABEL: graph(%x.1 : Tensor,
+# CHECK-NOT: aten::wait
+# CHECK-NOT: jitamp::autocast_caller_region
+# CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
+# CHECK-NEXT: %fut.1 : Future[Tensor] = prim::fork_0(%x.1, %y.1)
+# CHECK-NEXT: [[Z:%[^ ]+]] : Tensor = jitamp::wait(%fut.1)
+# CHECK-NEXT: jitamp::autocast_exit([[G]])
+# CHECK-NEXT: return ([[Z]])
+# The forked subgraph is a graph of its own with no scope in it: its casts
+# take the token of its own caller-region node (the fork runs under the
+# autocast state it was forked in), not the scope's token.
+# CHECK-LABEL: with prim::fork_0 = graph(%x.1 : Tensor,
+# CHECK-DAG: [[CR:%[^ ]+]] : int = jitamp::autocast_caller_region()
+# CHECK-DAG: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
+# CHECK: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[CR]])
+# CHECK-NEXT: [[Y:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[CR]])
+# CHECK-NEXT: [[M:%[^ ]+]] : Tensor = aten::mm([[X]], [[Y]])
+# CHECK-NEXT: return ([[M]])
+# CHECK-NOT: aten::wait

@@ -1,0 +1,26 @@
+# aten::cross_entropy_loss is fp32 on CPU and, implied by log_softmax + nll_loss
+# underneath, on CUDA too: one cast per tensor with devices "cpu,cuda".
+# RUN: jitamp dump %s:ce --inline | filecheck %s
+import torch
+import torch.nn.functional as F
+
+
+def ce(x, t):
+    with torch.autocast("cpu"):
+        l = F.cross_entropy(x, t)
+    return l
+
+# F.cross_entropy is rewritten on its own before --inline: its casts keep the
+# token of its own caller-region node, which comes in with its body.
+# CHECK-LABEL: graph(%x.1 : Tensor,
+# CHECK-NOT: jitamp::autocast_caller_region
+# CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
+# CHECK: [[BOTH:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
+# CHECK: [[CR:%[^ ]+]] : int = jitamp::autocast_caller_region()
+# CHECK-NOT: prim::Constant[value="cpu"]
+# CHECK-NOT: prim::Constant[value="cuda"]
+# CHECK: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[BOTH]], [[CR]])
+# CHECK-NEXT: [[T:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%t.1, [[BOTH]], [[CR]])
+# CHECK-NEXT: [[W:%[^ ]+]] : Tensor? = jitamp::autocast_to_fp32({{%[^ ]+}}, [[BOTH]], [[CR]])
+# CHECK-NEXT: aten::cross_entropy_loss([[X]], [[T]], [[W]],
+# CHECK-NEXT: jitamp::autocast_exit([[G]])

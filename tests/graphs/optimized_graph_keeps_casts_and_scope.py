@@ -1,0 +1,47 @@
+# After profiling runs (--optimized), the executor's graph still has the smart
+# casts and enter/exit: profiling never changes the rewrite, DCE keeps the ops.
+# RUN: jitamp dump %s:project --optimized --example-inputs 4x4:float32,4x4:float32,4:float32 | filecheck %s
+# RUN: jitamp dump %s:project --optimized --example-inputs 4x4:bfloat16,4x4:float32,4:float32 | filecheck %s --check-prefix MIXED
+import torch
+import torch.nn.functional as F
+
+
+def project(x, w, b):
+    with torch.autocast("cpu"):
+        y = F.linear(x, w, b)
+        z = torch.mm(y, w)
+    return z.relu()
+
+# CHECK-LABEL: graph(%x.1 : Tensor,
+# The executor inlined the autocast object's __init__: no call is left.
+# CHECK-NOT: prim::CallMethod
+# CHECK-NOT: jitamp::autocast_caller_region
+# CHECK: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
+# CHECK: prim::SetAttr[name="fast_dtype"]
+# CHECK-NOT: prim::CallMethod
+# CHECK: jitamp::autocast_cache_enabled(
+# CHECK-NOT: jitamp::autocast_caller_region
+# CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
+# CHECK-DAG: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
+# CHECK-DAG: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])
+# CHECK-DAG: [[B:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%b.1, [[DEV]], [[R]])
+# CHECK: [[Y:%[^ ]+]] : Tensor = aten::linear([[X]], [[W]], [[B]])
+# Both casts of %w.1 are in one region, so the executor's CSE keeps one: mm
+# takes the cast made for linear.
+# CHECK-NOT: jitamp::autocast_to_fp16(%w.1,
+# CHECK: [[Y2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16([[Y]], [[DEV]], [[R]])
+# CHECK-NOT: jitamp::autocast_to_fp16(%w.1,
+# CHECK: [[Z:%[^ ]+]] : Tensor = aten::mm([[Y2]], [[W]])
+# CHECK-NEXT: jitamp::autocast_exit([[G]])
+# CHECK-NEXT: aten::relu([[Z]])
+
+# MIXED-LABEL: graph(%x.1 : Tensor,
+# MIXED: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
+# MIXED: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
+# MIXED-DAG: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
+# MIXED-DAG: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])
+# MIXED-DAG: [[B:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%b.1, [[DEV]], [[R]])
+# MIXED: [[Y:%[^ ]+]] : Tensor = aten::linear([[X]], [[W]], [[B]])
+# MIXED: [[Y2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16([[Y]], [[DEV]], [[R]])
+# MIXED: aten::mm([[Y2]], [[W]])
+# MIXED: jitamp::autocast_exit([[G]])
