@@ -173,10 +173,10 @@ WORKLOADS = [
 # --- variants ------------------------------------------------------------
 
 
-def _script(module: nn.Module, with_jitamp: bool) -> Any:
+def _script(module: nn.Module, with_jitamp: bool, profiling_executor: bool = False) -> Any:
     jitamp.disable()
     if with_jitamp:
-        with jitamp.enable():
+        with jitamp.enable(profiling_executor=profiling_executor):
             return torch.jit.script(module)
     torch._C._jit_set_autocast_mode(True)
     return torch.jit.script(module)
@@ -186,7 +186,9 @@ def make_variants(w: Workload, module: nn.Module) -> dict[str, Callable[..., Any
     if w.autocast_off:
         plain = _script(module, with_jitamp=False)
         ours = _script(module, with_jitamp=True)
-        return {"eager_fp32": module.body, "script_plain": plain, "jitamp": ours}
+        profiling = _script(module, with_jitamp=True, profiling_executor=True)
+        return {"eager_fp32": module.body, "script_plain": plain, "jitamp": ours,
+                "jitamp_profiling": profiling}
 
     def eager_autocast(*args):
         with torch.autocast(DEVICE, dtype=DTYPE):
@@ -198,6 +200,9 @@ def make_variants(w: Workload, module: nn.Module) -> dict[str, Callable[..., Any
     except Exception as error:  # the built-in fails on some models
         variants["builtin_jit"] = _failed(error)
     variants["jitamp"] = _script(module, with_jitamp=True)
+    # jitamp.enable(profiling_executor=True): TorchScript's profile-guided
+    # optimizations and symbolic autodiff (not eager-exact in backward).
+    variants["jitamp_profiling"] = _script(module, with_jitamp=True, profiling_executor=True)
     return variants
 
 

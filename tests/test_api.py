@@ -256,3 +256,37 @@ def test_rewrite_of_a_graph_with_inlined_rewritten_callees_stays_well_formed():
     fn.graph.lint()
     regions = [n for n in fn.graph.nodes() if n.kind() == "jitamp::autocast_caller_region"]
     assert len(regions) == 2  # the callee's (inlined) and the caller's own
+
+
+class ResidualLinear(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = x + torch.nn.functional.gelu(self.linear(x))
+        return y
+
+
+def test_mixed_precision_training_matches_eager_on_every_call():
+    # bf16 linear output added to an fp32 input: TorchScript's symbolic
+    # autodiff (profiling executor, from call 2) would feed the fp32
+    # gradient of the add into linear's bf16 backward and fail; rewritten
+    # functions run on the simple executor, i.e. eager's autograd.
+    model = ResidualLinear()
+    check_against_eager(model, (torch.randn(4, 8),), scripted=script(model), grad=True)
+
+
+def test_profiling_executor_option_keeps_casts_in_the_optimized_graph():
+    model = ResidualLinear().eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with jitamp.enable(profiling_executor=True):
+            scripted = torch.jit.script(model)
+    x = torch.randn(4, 8)
+    with torch.no_grad():
+        check_against_eager(model, (x,), scripted=scripted)
+        graph = scripted.forward.graph_for(x)
+    kinds = _kinds(graph)
+    assert "jitamp::autocast_to_fp16" in kinds and "jitamp::autocast_enter" in kinds

@@ -64,6 +64,8 @@ void collectCallees(Block* block, std::vector<Function*>& callees) {
 
 class FunctionRewriter {
  public:
+  explicit FunctionRewriter(RewriteOptions options) : options_(options) {}
+
   void rewrite(Function& function) {
     if (!function.isGraphFunction() || !visited_.insert(&function).second) {
       return;
@@ -95,6 +97,17 @@ class FunctionRewriter {
         "compiled then. Call jitamp.enable() before torch.jit.script(), or "
         "jitamp.rewrite() after torch.jit.load() and before the first call.");
     graph_function._set_ignore_amp(true);
+    if (options_.simple_executor) {
+      // TorchScript's symbolic autodiff (differentiable subgraphs, built by
+      // the profiling executor) passes gradients between ops without
+      // casting them to each input's dtype as eager's autograd engine does:
+      // with mixed precision, `x + linear(x)` fails in backward ("expected
+      // m1 and m2 to have the same dtype"), and where it runs, gradients
+      // differ from eager's. The simple executor records each op with
+      // eager's autograd.
+      graph_function._set_initial_executor_execution_mode(
+          ExecutorExecutionMode::SIMPLE);
+    }
     RewriteAutocast(graph);
     changed_.push_back(function.qualname().qualifiedName());
   }
@@ -104,6 +117,7 @@ class FunctionRewriter {
   }
 
  private:
+  RewriteOptions options_;
   std::unordered_set<Function*> visited_;
   std::vector<std::string> changed_;
 };
@@ -137,14 +151,18 @@ bool HasRun(Function& function) {
   return false;
 }
 
-std::vector<std::string> RewriteFunction(Function& function) {
-  FunctionRewriter rewriter;
+std::vector<std::string> RewriteFunction(
+    Function& function,
+    RewriteOptions options) {
+  FunctionRewriter rewriter(options);
   rewriter.rewrite(function);
   return std::move(rewriter).changed();
 }
 
-std::vector<std::string> RewriteModule(const Module& module) {
-  FunctionRewriter rewriter;
+std::vector<std::string> RewriteModule(
+    const Module& module,
+    RewriteOptions options) {
+  FunctionRewriter rewriter(options);
   rewriteModuleInto(module, rewriter);
   return std::move(rewriter).changed();
 }

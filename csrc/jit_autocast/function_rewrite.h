@@ -11,15 +11,26 @@ struct Module;
 
 namespace jitamp {
 
+struct RewriteOptions {
+  // Run rewritten functions with TorchScript's simple executor (eager's
+  // autograd, op by op) rather than the profiling executor (symbolic
+  // autodiff and profile-guided optimizations). See function_rewrite.cpp.
+  bool simple_executor = true;
+};
+
 // Runs RewriteAutocast on the function's graph and, first, on every function
 // and method it calls (callees before callers). Throws if a graph that needs
 // rewriting has already been run or inlined into a caller that ran: its
 // executor holds a copy that a rewrite can no longer reach. Returns the
 // qualified names of the functions that changed.
-std::vector<std::string> RewriteFunction(torch::jit::Function& function);
+std::vector<std::string> RewriteFunction(
+    torch::jit::Function& function,
+    RewriteOptions options = {});
 
 // The same for every method of the module and of its submodules.
-std::vector<std::string> RewriteModule(const torch::jit::Module& module);
+std::vector<std::string> RewriteModule(
+    const torch::jit::Module& module,
+    RewriteOptions options = {});
 
 // Whether TorchScript has built an executor or an inlinable optimized graph
 // for the function, i.e. it has run (or a caller that inlined it has).

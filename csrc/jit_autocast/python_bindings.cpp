@@ -23,18 +23,22 @@ PYBIND11_MODULE(_C, m) {
 
   m.def(
       "rewrite_function",
-      [](const torch::jit::StrongFunctionPtr& function) {
-        return jitamp::RewriteFunction(*function.function_);
+      [](const torch::jit::StrongFunctionPtr& function, bool simple_executor) {
+        return jitamp::RewriteFunction(
+            *function.function_, jitamp::RewriteOptions{simple_executor});
       },
       py::arg("function"),
+      py::arg("simple_executor") = true,
       "Rewrite a ScriptFunction and what it calls; returns the names changed.");
 
   m.def(
       "rewrite_module",
-      [](const torch::jit::Module& module) {
-        return jitamp::RewriteModule(module);
+      [](const torch::jit::Module& module, bool simple_executor) {
+        return jitamp::RewriteModule(
+            module, jitamp::RewriteOptions{simple_executor});
       },
       py::arg("module"),
+      py::arg("simple_executor") = true,
       "Rewrite every method of a ScriptModule (its C++ `_c`) and submodules.");
 
   m.def(

@@ -27,26 +27,35 @@ class _Enabled:
         disable()
 
 
-def enable() -> _Enabled:
+def enable(*, profiling_executor: bool = False) -> _Enabled:
     """Rewrite every function and module scripted from now on.
 
     Installs TorchScript's emit hooks (chaining to hooks already there) and
     turns PyTorch's built-in JIT autocast off until disable(). Idempotent.
     Usable as `with jitamp.enable(): ...`.
+
+    Rewritten functions run on TorchScript's simple executor, which records
+    each op with eager's autograd, so gradients are eager's.
+    `profiling_executor=True` keeps the profiling executor (profile-guided
+    optimizations, fusers, symbolic autodiff): faster in some inference
+    workloads, but its symbolic autodiff does not cast gradients between
+    ops of different dtypes as eager does, so mixed-precision backward can
+    fail or differ from eager.
     """
     global _state
     with _lock:
         if _state is not None:
             return _Enabled()
         prev_module_hook, prev_function_hook = torch._C._jit_get_emit_hooks()
+        simple = not profiling_executor
 
         def module_hook(module: torch._C.ScriptModule) -> None:
-            _C.rewrite_module(module)
+            _C.rewrite_module(module, simple_executor=simple)
             if prev_module_hook is not None:
                 prev_module_hook(module)
 
         def function_hook(function: torch._C.ScriptFunction) -> None:
-            _C.rewrite_function(function)
+            _C.rewrite_function(function, simple_executor=simple)
             if prev_function_hook is not None:
                 prev_function_hook(function)
 
@@ -90,19 +99,20 @@ def _forget_compiled_types() -> None:
     torch.jit._state._jit_function_overload_caching.clear()
 
 
-def rewrite(obj: Any) -> Any:
+def rewrite(obj: Any, *, profiling_executor: bool = False) -> Any:
     """Rewrite a scripted function or module (and what it calls) in place.
 
     For objects scripted before enable(), or loaded with torch.jit.load.
     Idempotent. Raises if a graph that needs the rewrite has already run:
     TorchScript's executor keeps the graph it compiled at the first call.
-    Returns obj.
+    `profiling_executor`: see enable(). Returns obj.
     """
+    simple = not profiling_executor
     target = obj._c if isinstance(obj, torch.jit.ScriptModule) else obj
     if isinstance(target, torch._C.ScriptModule):
-        _C.rewrite_module(target)
+        _C.rewrite_module(target, simple_executor=simple)
     elif isinstance(target, torch._C.ScriptFunction):
-        _C.rewrite_function(target)
+        _C.rewrite_function(target, simple_executor=simple)
     else:
         raise TypeError(
             "jitamp.rewrite expects a scripted function or module "

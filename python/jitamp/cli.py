@@ -84,6 +84,11 @@ def _parser() -> argparse.ArgumentParser:
         "(SHAPE 'scalar' for a 0-dim tensor)",
     )
     dump.add_argument("--source", action="store_true", help="keep source-location comments")
+    dump.add_argument(
+        "--profiling-executor",
+        action="store_true",
+        help="rewrite for TorchScript's profiling executor (see jitamp.enable); shows in --optimized",
+    )
     dump.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
     convert = sub.add_parser(
@@ -95,6 +100,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     convert.add_argument("input", metavar="IN.pt")
     convert.add_argument("output", metavar="OUT.pt")
+    convert.add_argument(
+        "--profiling-executor",
+        action="store_true",
+        help="run the converted model on TorchScript's profiling executor (see jitamp.enable)",
+    )
     convert.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
     example = sub.add_parser(
@@ -161,13 +171,23 @@ def _first_line(error: BaseException) -> str:
     return lines[0] if lines else type(error).__name__
 
 
+# Set from --profiling-executor before targets are scripted or rewritten.
+_PROFILING_EXECUTOR = False
+
+
+def _rewrite(obj: Any) -> Any:
+    import jitamp
+
+    return jitamp.rewrite(obj, profiling_executor=_PROFILING_EXECUTOR)
+
+
 def _script(obj: Any, with_jitamp: bool, label: str) -> Any:
     import jitamp
 
     try:
         with _quiet():
             if with_jitamp:
-                with jitamp.enable():
+                with jitamp.enable(profiling_executor=_PROFILING_EXECUTOR):
                     return torch.jit.script(obj)
             was_enabled = jitamp.is_enabled()
             jitamp.disable()
@@ -195,10 +215,8 @@ def _python_target(path: str, name: str) -> Target:
         def already_scripted(with_jitamp: bool) -> Any:
             if not with_jitamp:
                 return obj
-            import jitamp
-
             try:
-                return jitamp.rewrite(obj)
+                return _rewrite(obj)
             except RuntimeError as error:
                 raise CliError(_first_line(error)) from error
 
@@ -234,10 +252,8 @@ def _python_target(path: str, name: str) -> Target:
 def already_scripted_factory(made: Any, with_jitamp: bool) -> Any:
     if not with_jitamp:
         return made
-    import jitamp
-
     try:
-        return jitamp.rewrite(made)
+        return _rewrite(made)
     except RuntimeError as error:
         raise CliError(_first_line(error)) from error
 
@@ -263,7 +279,7 @@ def _saved_target(path: str) -> Target:
                 loaded = torch.jit.load(path)
         except Exception as error:
             raise CliError(f"cannot load {path} as TorchScript: {_first_line(error)}") from error
-        return jitamp.rewrite(loaded) if with_jitamp else loaded
+        return _rewrite(loaded) if with_jitamp else loaded
 
     return Target(path, load)
 
@@ -393,11 +409,9 @@ def _join(texts: dict[str, str], headers: bool) -> str:
 
 
 def convert(args: argparse.Namespace) -> str:
-    import jitamp
-
     scripted = _saved_target(args.input).make_scripted(False)
     try:
-        jitamp.rewrite(scripted)
+        _rewrite(scripted)
     except RuntimeError as error:
         raise CliError(_first_line(error)) from error
     try:
@@ -409,7 +423,9 @@ def convert(args: argparse.Namespace) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global _PROFILING_EXECUTOR
     args = _parser().parse_args(argv)
+    _PROFILING_EXECUTOR = getattr(args, "profiling_executor", False)
     try:
         if args.command == "dump":
             sys.stdout.write(dump(args))

@@ -1,7 +1,10 @@
-# After profiling runs (--optimized), the executor's graph still has the smart
-# casts and enter/exit: profiling never changes the rewrite, DCE keeps the ops.
-# RUN: jitamp dump %s:project --optimized --example-inputs 4x4:float32,4x4:float32,4:float32 | filecheck %s
-# RUN: jitamp dump %s:project --optimized --example-inputs 4x4:bfloat16,4x4:float32,4:float32 | filecheck %s --check-prefix MIXED
+# After profiling runs (--optimized), the profiling executor's graph still has
+# the smart casts and enter/exit: profiling never changes the rewrite, DCE
+# keeps the ops, CSE merges casts only within a region. With the default
+# simple executor the plan is the rewritten graph, inlined (SIMPLE).
+# RUN: jitamp dump %s:project --profiling-executor --optimized --example-inputs 4x4:float32,4x4:float32,4:float32 | filecheck %s
+# RUN: jitamp dump %s:project --profiling-executor --optimized --example-inputs 4x4:bfloat16,4x4:float32,4:float32 | filecheck %s --check-prefix MIXED
+# RUN: jitamp dump %s:project --optimized --example-inputs 4x4:float32,4x4:float32,4:float32 | filecheck %s --check-prefix SIMPLE
 import torch
 import torch.nn.functional as F
 
@@ -45,3 +48,17 @@ def project(x, w, b):
 # MIXED: [[Y2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16([[Y]], [[DEV]], [[R]])
 # MIXED: aten::mm([[Y2]], [[W]])
 # MIXED: jitamp::autocast_exit([[G]])
+
+# SIMPLE-LABEL: graph(%x.1 : Tensor,
+# SIMPLE-NOT: prim::CallMethod
+# SIMPLE: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
+# SIMPLE: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
+# SIMPLE-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
+# SIMPLE-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])
+# SIMPLE-NEXT: [[B:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%b.1, [[DEV]], [[R]])
+# SIMPLE-NEXT: [[Y:%[^ ]+]] : Tensor = aten::linear([[X]], [[W]], [[B]])
+# SIMPLE-NEXT: [[Y2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16([[Y]], [[DEV]], [[R]])
+# SIMPLE-NEXT: [[W2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])
+# SIMPLE-NEXT: [[Z:%[^ ]+]] : Tensor = aten::mm([[Y2]], [[W2]])
+# SIMPLE-NEXT: jitamp::autocast_exit([[G]])
+# SIMPLE-NEXT: aten::relu([[Z]])
