@@ -287,6 +287,7 @@ def test_profiling_executor_option_keeps_casts_in_the_optimized_graph():
     x = torch.randn(4, 8)
     with torch.no_grad():
         check_against_eager(model, (x,), scripted=scripted)
-        graph = scripted.forward.graph_for(x)
+        scripted(x)
+        graph = torch.jit.last_executed_optimized_graph()
     kinds = _kinds(graph)
     assert "jitamp::autocast_to_fp16" in kinds and "jitamp::autocast_enter" in kinds

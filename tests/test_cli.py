@@ -235,3 +235,10 @@ def test_help_has_an_example(command):
     assert "example" in result.stdout
     if command == "convert":
         assert "import jitamp" in result.stdout
+
+
+def test_optimized_module_method():
+    status, out, err = run("dump", f"{PROGRAMS}:ScopedLinear", "--optimized", "--example-inputs", "2x4:float32")
+    assert status == 0, err
+    assert "aten::linear" in out and "jitamp::autocast_to_fp16" in out
+    assert "prim::CallMethod" not in out, "the executor's graph has callees inlined"

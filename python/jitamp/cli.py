@@ -359,7 +359,8 @@ def _optimized_graph(function: Any, inputs: list[torch.Tensor]) -> torch._C.Grap
         with _quiet():
             for _ in range(3):
                 function(*inputs)
-            return function.graph_for(*inputs)
+            function(*inputs)
+            return torch.jit.last_executed_optimized_graph()
     except Exception as error:
         raise CliError(f"running with --example-inputs failed: {_first_line(error)}") from error
 
