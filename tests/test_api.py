@@ -140,26 +140,25 @@ def test_module_scripted_before_enable_is_recompiled_after():
     assert "jitamp::autocast_enter" in _kinds(scripted.forward.graph)
 
 
-def test_loaded_model_can_be_rewritten_before_it_runs():
-    model = ScopedLinear().eval()
+def _save_and_load(scripted):
     buffer = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        torch.jit.save(_script_without_jitamp(model), buffer)
+        torch.jit.save(scripted, buffer)
         buffer.seek(0)
-        loaded = torch.jit.load(buffer)
+        return torch.jit.load(buffer)
+
+
+def test_loaded_model_can_be_rewritten_before_it_runs():
+    model = ScopedLinear().eval()
+    loaded = _save_and_load(_script_without_jitamp(model))
     jitamp.rewrite(loaded)
     check_against_eager(model, (torch.randn(2, 4),), scripted=loaded)
 
 
 def test_saved_rewritten_model_loads_and_matches():
     model = ScopedLinear().eval()
-    buffer = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        torch.jit.save(script(model), buffer)
-        buffer.seek(0)
-        loaded = torch.jit.load(buffer)
+    loaded = _save_and_load(script(model))
     assert "jitamp::autocast_enter" in _kinds(loaded.forward.graph)
     jitamp.rewrite(loaded)  # nothing left to do
     check_against_eager(model, (torch.randn(2, 4),), scripted=loaded)

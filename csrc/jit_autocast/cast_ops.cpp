@@ -70,6 +70,28 @@ Tensor castTo(
   return at::autocast::cached_cast(to_type, self, device_type);
 }
 
+std::optional<Tensor> castOptional(
+    const std::optional<Tensor>& self,
+    c10::string_view devices,
+    bool lower_precision) {
+  if (!self.has_value()) {
+    return self;
+  }
+  return castTo(*self, devices, lower_precision);
+}
+
+std::vector<Tensor> castList(
+    at::TensorList tensors,
+    c10::string_view devices,
+    bool lower_precision) {
+  std::vector<Tensor> out;
+  out.reserve(tensors.size());
+  for (const auto& t : tensors) {
+    out.push_back(castTo(t, devices, lower_precision));
+  }
+  return out;
+}
+
 } // namespace
 
 Tensor toFp16(const Tensor& self, c10::string_view devices, Region) {
@@ -80,22 +102,14 @@ std::optional<Tensor> toFp16Optional(
     const std::optional<Tensor>& self,
     c10::string_view devices,
     Region) {
-  if (!self.has_value()) {
-    return self;
-  }
-  return castTo(*self, devices, /*lower_precision=*/true);
+  return castOptional(self, devices, /*lower_precision=*/true);
 }
 
 std::vector<Tensor> toFp16List(
     at::TensorList tensors,
     c10::string_view devices,
     Region) {
-  std::vector<Tensor> out;
-  out.reserve(tensors.size());
-  for (const auto& t : tensors) {
-    out.push_back(castTo(t, devices, /*lower_precision=*/true));
-  }
-  return out;
+  return castList(tensors, devices, /*lower_precision=*/true);
 }
 
 Tensor toFp32(const Tensor& self, c10::string_view devices, Region) {
@@ -106,22 +120,14 @@ std::optional<Tensor> toFp32Optional(
     const std::optional<Tensor>& self,
     c10::string_view devices,
     Region) {
-  if (!self.has_value()) {
-    return self;
-  }
-  return castTo(*self, devices, /*lower_precision=*/false);
+  return castOptional(self, devices, /*lower_precision=*/false);
 }
 
 std::vector<Tensor> toFp32List(
     at::TensorList tensors,
     c10::string_view devices,
     Region) {
-  std::vector<Tensor> out;
-  out.reserve(tensors.size());
-  for (const auto& t : tensors) {
-    out.push_back(castTo(t, devices, /*lower_precision=*/false));
-  }
-  return out;
+  return castList(tensors, devices, /*lower_precision=*/false);
 }
 
 // fp32_set_opt_dtype: eager runs the op with dtype=float32 unless the caller

@@ -42,6 +42,13 @@ Loading OUT.pt needs `import jitamp` first (it registers the jitamp ops):
 """
 
 
+def _add_common_flags(parser: argparse.ArgumentParser, profiling_help: str | None = None) -> None:
+    if profiling_help:
+        parser.add_argument("--profiling-executor", action="store_true", help=profiling_help)
+    # Also accepted after the command; SUPPRESS keeps the top-level value.
+    parser.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jitamp",
@@ -84,12 +91,7 @@ def _parser() -> argparse.ArgumentParser:
         "(SHAPE 'scalar' for a 0-dim tensor)",
     )
     dump.add_argument("--source", action="store_true", help="keep source-location comments")
-    dump.add_argument(
-        "--profiling-executor",
-        action="store_true",
-        help="rewrite for TorchScript's profiling executor (see jitamp.enable); shows in --optimized",
-    )
-    dump.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    _add_common_flags(dump, profiling_help="rewrite for TorchScript's profiling executor (see jitamp.enable)")
 
     convert = sub.add_parser(
         "convert",
@@ -100,12 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     convert.add_argument("input", metavar="IN.pt")
     convert.add_argument("output", metavar="OUT.pt")
-    convert.add_argument(
-        "--profiling-executor",
-        action="store_true",
-        help="run the converted model on TorchScript's profiling executor (see jitamp.enable)",
-    )
-    convert.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    _add_common_flags(convert, profiling_help="run OUT.pt on TorchScript's profiling executor (see jitamp.enable)")
 
     example = sub.add_parser(
         "example",
@@ -116,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     example.add_argument("--no-graph", action="store_true", help="do not print the graph")
-    example.add_argument("--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    _add_common_flags(example)
     return parser
 
 
