@@ -1,0 +1,101 @@
+"""Saved jitamp models: reloaded in a fresh process, frozen, optimized."""
+import copy
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import pytest
+import torch
+from torch import nn
+
+from oracle import assert_same, check_against_eager, cpu_autocast, script
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class ConvModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1, bias=True)
+        self.bn = nn.BatchNorm2d(8)
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            h = torch.relu(self.bn(self.conv(x)))
+            with torch.autocast("cpu", enabled=False):
+                s = h.float().mean(dim=(2, 3))
+            y = self.fc(s)
+        return y
+
+
+def _quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return fn(*args, **kwargs)
+
+
+def _run_python(code):
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "tests") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env,
+                          cwd=ROOT)
+
+
+def test_save_and_load_in_a_fresh_process(tmp_path):
+    torch.manual_seed(0)
+    model = ConvModel().eval()
+    x = torch.randn(2, 3, 8, 8)
+    _quiet(torch.jit.save, script(model), str(tmp_path / "model.pt"))
+    with torch.no_grad():
+        torch.save({"x": x, "plain": model(x), "under_fp16": _under(model, x)}, str(tmp_path / "expected.pt"))
+    result = _run_python(f"""
+        import warnings; warnings.simplefilter("ignore", DeprecationWarning)
+        import torch, jitamp
+        from oracle import assert_same
+        model = torch.jit.load({str(tmp_path / "model.pt")!r})
+        expected = torch.load({str(tmp_path / "expected.pt")!r})
+        with torch.no_grad():
+            for call in range(4):
+                assert_same(expected["plain"], model(expected["x"]))
+                with torch.autocast("cpu", dtype=torch.float16):
+                    assert_same(expected["under_fp16"], model(expected["x"]))
+        print("OK")
+    """)
+    assert result.returncode == 0 and "OK" in result.stdout, result.stderr
+
+
+def _under(model, x):
+    with torch.autocast("cpu", dtype=torch.float16):
+        return model(x)
+
+
+def test_loading_without_jitamp_names_the_missing_op(tmp_path):
+    _quiet(torch.jit.save, script(ConvModel().eval()), str(tmp_path / "model.pt"))
+    result = _run_python(f"""
+        import torch
+        torch.jit.load({str(tmp_path / "model.pt")!r})
+    """)
+    assert result.returncode != 0
+    assert "Unknown builtin op: jitamp::" in result.stderr
+
+
+def test_freeze_matches_eager():
+    torch.manual_seed(0)
+    model = ConvModel().eval()
+    frozen = _quiet(torch.jit.freeze, script(copy.deepcopy(model)))
+    x = torch.randn(2, 3, 8, 8)
+    with torch.no_grad():
+        check_against_eager(model, (x,), scripted=frozen)
+        check_against_eager(model, (x,), scripted=frozen, outer=cpu_autocast(torch.float16))
+
+
+def test_optimize_for_inference_matches_eager():
+    torch.manual_seed(0)
+    model = ConvModel().eval()
+    optimized = _quiet(torch.jit.optimize_for_inference, script(copy.deepcopy(model)))
+    x = torch.randn(2, 3, 8, 8)
+    with torch.no_grad():
+        for outer in (None, cpu_autocast(torch.float16)):
+            check_against_eager(model, (x,), scripted=optimized, outer=outer)

@@ -1,0 +1,79 @@
+"""Threads: autocast state is per thread, in eager and in jitamp's graphs."""
+import threading
+
+import torch
+from torch import nn
+
+from oracle import autocast_state, script
+
+CALLS = 1000
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        a = self.fc(x)  # runs under the caller's autocast, if any
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            b = torch.mm(a, a.t())
+            with torch.autocast("cpu", enabled=False):
+                c = torch.mm(x, x.t())
+        return a, b, c, torch.is_autocast_cpu_enabled()
+
+
+# What each thread's caller does: no autocast, or an eager region.
+SETTINGS = [None, torch.bfloat16, torch.float16, None, torch.bfloat16, torch.float16, None, torch.float16]
+
+
+def _region(dtype):
+    # cache_enabled=False: eager's weight-cast cache is one per process,
+    # keyed by the weight alone, so threads autocasting one module to
+    # different dtypes would read each other's casts -- in eager as well.
+    if dtype is None:
+        return torch.autocast("cpu", enabled=False)
+    return torch.autocast("cpu", dtype=dtype, cache_enabled=False)
+
+
+def test_eight_threads_see_only_their_own_autocast_state():
+    torch.manual_seed(0)
+    model = Model().eval()
+    scripted = script(model)
+    x = torch.randn(4, 8)
+    expected = {}
+    with torch.no_grad():
+        for dtype in set(SETTINGS):
+            with _region(dtype):
+                expected[dtype] = model(x)
+                for _ in range(3):  # warm the executor in every state
+                    scripted(x)
+    failures = []
+
+    def worker(index, dtype):
+        try:
+            with torch.no_grad(), _region(dtype):
+                inside = autocast_state()
+                for call in range(CALLS):
+                    got = scripted(x)
+                    want = expected[dtype]
+                    if not all(
+                        (g.dtype == w.dtype and torch.equal(g, w)) if isinstance(w, torch.Tensor) else g == w
+                        for g, w in zip(got, want)
+                    ):
+                        failures.append(f"thread {index} ({dtype}) call {call}: result differs from eager")
+                        return
+                    if autocast_state() != inside:
+                        failures.append(f"thread {index} ({dtype}) call {call}: state {autocast_state()} != {inside}")
+                        return
+        except Exception as error:  # reported below
+            failures.append(f"thread {index}: {error!r}")
+
+    threads = [threading.Thread(target=worker, args=(i, d)) for i, d in enumerate(SETTINGS)]
+    before = autocast_state()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures[:5]
+    assert autocast_state() == before
