@@ -71,14 +71,17 @@ def _under(model, x):
         return model(x)
 
 
-def test_loading_without_jitamp_names_the_missing_op(tmp_path):
+def test_loading_without_jitamp_names_the_missing_op_and_the_fix(tmp_path):
     _quiet(torch.jit.save, script(ConvModel().eval()), str(tmp_path / "model.pt"))
     result = _run_python(f"""
         import torch
         torch.jit.load({str(tmp_path / "model.pt")!r})
     """)
     assert result.returncode != 0
+    # TorchScript's error names the op and shows the line, whose value name
+    # jitamp chose to say what to do.
     assert "Unknown builtin op: jitamp::" in result.stderr
+    assert "_needs_import_jitamp = ops.jitamp." in result.stderr
 
 
 def test_freeze_matches_eager():

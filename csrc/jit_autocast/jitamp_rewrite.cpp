@@ -35,6 +35,14 @@ const Symbols& sym() {
   return symbols;
 }
 
+// The first jitamp op of every rewritten graph (the cache flag of its first
+// scope, or the caller's region token) gets a value name that says what to
+// do: loading a saved model without `import jitamp` fails at that line, and
+// TorchScript's error shows it ("Unknown builtin op: jitamp::...").
+std::string kLoadHint(const char* what) {
+  return std::string(what) + "_needs_import_jitamp";
+}
+
 bool isSmartCast(const Node* node) {
   const auto kind = node->kind();
   return kind == sym().to_fp16 || kind == sym().to_fp32 ||
@@ -137,6 +145,7 @@ class AutocastRewriter {
       Node* resolve =
           graph_->create(sym().cache, {node->input(*index)}, /*num_outputs=*/1);
       resolve->output()->setType(BoolType::get());
+      resolve->output()->setDebugName(kLoadHint("cache_enabled"));
       resolve->setSourceRange(node->sourceRange());
       graph_->insertNode(resolve);
       Node* store = graph_->create(
@@ -196,6 +205,7 @@ class AutocastRewriter {
       WithInsertPoint guard(graph_->block()->nodes().front());
       Node* region = graph_->create(sym().caller_region, {}, 1);
       region->output()->setType(IntType::get());
+      region->output()->setDebugName(kLoadHint("caller_region"));
       graph_->insertNode(region);
       caller_region_ = region->output();
       changed_ = true;
