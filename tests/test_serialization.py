@@ -102,3 +102,32 @@ def test_optimize_for_inference_matches_eager():
     with torch.no_grad():
         for outer in (None, cpu_autocast(torch.float16)):
             check_against_eager(model, (x,), scripted=optimized, outer=outer)
+
+
+class Residual(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = self.lin(x)
+        return y + self.lin(x)
+
+
+def test_loaded_model_after_rewrite_matches_eager_in_any_call_order(tmp_path):
+    # How a function runs (executor, built-in autocast pass) is not saved
+    # with a model: jitamp.rewrite sets it again on the loaded one, also
+    # when jitamp is not enabled (the built-in JIT autocast on).
+    import jitamp
+
+    torch.manual_seed(0)
+    model = Residual()
+    _quiet(torch.jit.save, script(model), str(tmp_path / "model.pt"))
+    assert not jitamp.is_enabled()
+    loaded = jitamp.rewrite(_quiet(torch.jit.load, str(tmp_path / "model.pt")))
+    x = torch.randn(4, 8)
+    check_against_eager(model, (x,), scripted=loaded, outer=cpu_autocast(), grad=True)
+    with torch.no_grad():
+        check_against_eager(model, (x,), scripted=loaded, outer=cpu_autocast())
+    check_against_eager(model, (x,), scripted=loaded, grad=True)

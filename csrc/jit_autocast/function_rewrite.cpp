@@ -78,26 +78,24 @@ class FunctionRewriter {
     for (Function* callee : callees) {
       rewrite(*callee);
     }
-    // Dry run on a copy: a graph already rewritten is fine to see again,
-    // run or not.
-    if (!RewriteAutocast(graph->copy())) {
-      if (!HasRun(function)) {
-        graph_function._set_ignore_amp(true);
-      }
-      return;
-    }
-    // PyTorch's built-in JIT autocast must never run on a rewritten graph
-    // (it would add its own casts when the function is first called under
-    // an eager autocast), even after jitamp.disable() turns it back on.
+    // Dry run on a copy: a graph already rewritten (or loaded rewritten) is
+    // fine to see again, run or not.
+    const bool needs_rewrite = RewriteAutocast(graph->copy());
+    const bool has_run = HasRun(function);
     TORCH_CHECK(
-        !HasRun(function),
+        !needs_rewrite || !has_run,
         "jitamp cannot rewrite '",
         function.qualname().qualifiedName(),
         "': it has already run, and TorchScript's executor keeps the graph it "
         "compiled then. Call jitamp.enable() before torch.jit.script(), or "
         "jitamp.rewrite() after torch.jit.load() and before the first call.");
-    graph_function._set_ignore_amp(true);
-    if (options_.simple_executor) {
+    if (!has_run) {
+      // How the function runs is not saved with a model: set it whenever the
+      // executor does not exist yet (a loaded model gets it from rewrite()).
+      // PyTorch's built-in JIT autocast must never run on a rewritten graph
+      // (it would add its own casts when the function is first called under
+      // an eager autocast), even after jitamp.disable() turns it back on.
+      graph_function._set_ignore_amp(true);
       // TorchScript's symbolic autodiff (differentiable subgraphs, built by
       // the profiling executor) passes gradients between ops without
       // casting them to each input's dtype as eager's autograd engine does:
@@ -106,7 +104,11 @@ class FunctionRewriter {
       // differ from eager's. The simple executor records each op with
       // eager's autograd.
       graph_function._set_initial_executor_execution_mode(
-          ExecutorExecutionMode::SIMPLE);
+          options_.simple_executor ? ExecutorExecutionMode::SIMPLE
+                                   : ExecutorExecutionMode::PROFILING);
+    }
+    if (!needs_rewrite) {
+      return;
     }
     RewriteAutocast(graph);
     changed_.push_back(function.qualname().qualifiedName());
