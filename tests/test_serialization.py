@@ -54,7 +54,7 @@ def test_save_and_load_in_a_fresh_process(tmp_path):
         import warnings; warnings.simplefilter("ignore", DeprecationWarning)
         import torch, jitamp
         from oracle import assert_same
-        model = torch.jit.load({str(tmp_path / "model.pt")!r})
+        model = jitamp.load({str(tmp_path / "model.pt")!r})
         expected = torch.load({str(tmp_path / "expected.pt")!r})
         with torch.no_grad():
             for call in range(4):
@@ -131,3 +131,13 @@ def test_loaded_model_after_rewrite_matches_eager_in_any_call_order(tmp_path):
     with torch.no_grad():
         check_against_eager(model, (x,), scripted=loaded, outer=cpu_autocast())
     check_against_eager(model, (x,), scripted=loaded, grad=True)
+
+
+def test_jitamp_load(tmp_path):
+    import jitamp
+
+    torch.manual_seed(0)
+    model = Residual()
+    _quiet(torch.jit.save, script(model), str(tmp_path / "model.pt"))
+    loaded = _quiet(jitamp.load, str(tmp_path / "model.pt"))
+    check_against_eager(model, (torch.randn(4, 8),), scripted=loaded, outer=cpu_autocast(), grad=True)

@@ -6,12 +6,12 @@
 
 Every function and module method scripted while jitamp is enabled is
 rewritten once, before it first runs. `jitamp.rewrite(obj)` does the same for
-objects scripted earlier or loaded with `torch.jit.load` (import jitamp before
-loading a model that contains jitamp ops).
+objects scripted earlier or loaded with `torch.jit.load`; `jitamp.load(path)`
+does both for a saved model.
 """
 from ._library import _C  # noqa: F401  (registers the jitamp ops)
-from .api import disable, enable, is_enabled, rewrite
+from .api import disable, enable, is_enabled, load, rewrite
 from .passes import rewrite_graph
 
-__all__ = ["enable", "disable", "is_enabled", "rewrite", "rewrite_graph"]
+__all__ = ["enable", "disable", "is_enabled", "load", "rewrite", "rewrite_graph"]
 __version__ = "0.1.0"

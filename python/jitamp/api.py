@@ -119,3 +119,11 @@ def rewrite(obj: Any, *, profiling_executor: bool = False) -> Any:
             f"(torch.jit.script / torch.jit.load), got {type(obj).__name__}"
         )
     return obj
+
+
+def load(f: Any, *, profiling_executor: bool = False, **kwargs: Any) -> Any:
+    """torch.jit.load, then rewrite(): how a function runs (executor, the
+    built-in autocast pass kept away) is not saved with a model, so a loaded
+    jitamp model needs rewrite() before its first call. kwargs go to
+    torch.jit.load."""
+    return rewrite(torch.jit.load(f, **kwargs), profiling_executor=profiling_executor)
