@@ -63,8 +63,11 @@ Tensor castTo(
     return self;
   }
   const at::ScalarType to_type = lower_precision
-      ? at::autocast::get_lower_precision_fp_from_device_type(device_type)
+      ? at::autocast::get_autocast_dtype(device_type)
       : at::kFloat;
+  if (self.scalar_type() == to_type) {
+    return self; // the common case inside a scope: nothing to do
+  }
   // cached_cast applies eager's eligibility rule (floating, not float64, on
   // this device type) and its weight cache.
   return at::autocast::cached_cast(to_type, self, device_type);

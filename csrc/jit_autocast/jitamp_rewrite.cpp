@@ -39,7 +39,7 @@ const Symbols& sym() {
 // scope, or the caller's region token) gets a value name that says what to
 // do: loading a saved model without `import jitamp` fails at that line, and
 // TorchScript's error shows it ("Unknown builtin op: jitamp::...").
-std::string kLoadHint(const char* what) {
+std::string loadHint(const char* what) {
   return std::string(what) + "_needs_import_jitamp";
 }
 
@@ -145,7 +145,7 @@ class AutocastRewriter {
       Node* resolve =
           graph_->create(sym().cache, {node->input(*index)}, /*num_outputs=*/1);
       resolve->output()->setType(BoolType::get());
-      resolve->output()->setDebugName(kLoadHint("cache_enabled"));
+      resolve->output()->setDebugName(loadHint("cache_enabled"));
       resolve->setSourceRange(node->sourceRange());
       graph_->insertNode(resolve);
       Node* store = graph_->create(
@@ -205,7 +205,7 @@ class AutocastRewriter {
       WithInsertPoint guard(graph_->block()->nodes().front());
       Node* region = graph_->create(sym().caller_region, {}, 1);
       region->output()->setType(IntType::get());
-      region->output()->setDebugName(kLoadHint("caller_region"));
+      region->output()->setDebugName(loadHint("caller_region"));
       graph_->insertNode(region);
       caller_region_ = region->output();
       changed_ = true;
