@@ -242,3 +242,9 @@ def test_optimized_module_method():
     assert status == 0, err
     assert "aten::linear" in out and "jitamp::autocast_to_fp16" in out
     assert "prim::CallMethod" not in out, "the executor's graph has callees inlined"
+
+
+def test_bundled_example_matches_eager():
+    status, out, err = run("example", "--no-graph")
+    assert status == 0, err
+    assert "OK: scripted matches eager autocast" in out
