@@ -14,7 +14,6 @@ pass against the built-in pass on graphs of growing size.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib.util
 import json
 import math
@@ -24,7 +23,7 @@ import sys
 import tempfile
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch

@@ -34,17 +34,19 @@ def autocast_state() -> tuple:
     )
 
 
-def script(obj: Any) -> Any:
+def script(obj: Any, *, profiling_executor: bool = False) -> Any:
     """torch.jit.script with jitamp enabled (and the deprecation quiet)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         was_enabled = jitamp.is_enabled()
-        jitamp.enable()
+        if was_enabled:
+            jitamp.disable()
         try:
-            return torch.jit.script(obj)
+            with jitamp.enable(profiling_executor=profiling_executor):
+                return torch.jit.script(obj)
         finally:
-            if not was_enabled:
-                jitamp.disable()
+            if was_enabled:
+                jitamp.enable()
 
 
 def _flatten(value: Any) -> list:

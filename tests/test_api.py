@@ -275,18 +275,3 @@ def test_mixed_precision_training_matches_eager_on_every_call():
     # functions run on the simple executor, i.e. eager's autograd.
     model = ResidualLinear()
     check_against_eager(model, (torch.randn(4, 8),), scripted=script(model), grad=True)
-
-
-def test_profiling_executor_option_keeps_casts_in_the_optimized_graph():
-    model = ResidualLinear().eval()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        with jitamp.enable(profiling_executor=True):
-            scripted = torch.jit.script(model)
-    x = torch.randn(4, 8)
-    with torch.no_grad():
-        check_against_eager(model, (x,), scripted=scripted)
-        scripted(x)
-        graph = torch.jit.last_executed_optimized_graph()
-    kinds = _kinds(graph)
-    assert "jitamp::autocast_to_fp16" in kinds and "jitamp::autocast_enter" in kinds

@@ -1,14 +1,12 @@
 """Every TorchScript executor gives eager's results on jitamp graphs."""
 import contextlib
 import copy
-import warnings
 
 import pytest
 import torch
 from torch import nn
 
-import jitamp
-from oracle import check_against_eager, cpu_autocast
+from oracle import check_against_eager, cpu_autocast, script
 
 
 class Model(nn.Module):
@@ -58,10 +56,7 @@ def test_executor_matches_eager(name, profiling_executor):
     model = Model()
     x = torch.randn(4, 8)
     with executor(name):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            with jitamp.enable(profiling_executor=profiling_executor):
-                scripted = torch.jit.script(copy.deepcopy(model))
+        scripted = script(copy.deepcopy(model), profiling_executor=profiling_executor)
         flags = lambda i: (x, i % 3 != 0)  # noqa: E731
         # Inference on both; training only where jitamp controls autograd
         # (the profiling executor's symbolic autodiff is not eager-exact).
@@ -76,14 +71,11 @@ def test_executor_matches_eager(name, profiling_executor):
 def test_optimized_graph_keeps_smart_casts_after_profiling():
     torch.manual_seed(0)
     model = Model().eval()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        with jitamp.enable(profiling_executor=True):
-            scripted = torch.jit.script(model)
+    scripted = script(model, profiling_executor=True)
     x = torch.randn(4, 8)
     with torch.no_grad():
-        for _ in range(4):
-            scripted(x, True)
+        check_against_eager(model, (x, True), scripted=scripted)
+        scripted(x, True)
         graph = torch.jit.last_executed_optimized_graph()
     text = str(graph)
     assert "prim::profile" not in text, "the graph is the optimized plan"

@@ -4,13 +4,12 @@ import os
 import subprocess
 import sys
 import textwrap
-import warnings
 
 import pytest
 import torch
 from torch import nn
 
-from oracle import assert_same, check_against_eager, cpu_autocast, script
+from oracle import check_against_eager, cpu_autocast, script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -31,12 +30,6 @@ class ConvModel(nn.Module):
         return y
 
 
-def _quiet(fn, *args, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return fn(*args, **kwargs)
-
-
 def _run_python(code):
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "tests") + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env,
@@ -47,7 +40,7 @@ def test_save_and_load_in_a_fresh_process(tmp_path):
     torch.manual_seed(0)
     model = ConvModel().eval()
     x = torch.randn(2, 3, 8, 8)
-    _quiet(torch.jit.save, script(model), str(tmp_path / "model.pt"))
+    torch.jit.save(script(model), str(tmp_path / "model.pt"))
     with torch.no_grad():
         torch.save({"x": x, "plain": model(x), "under_fp16": _under(model, x)}, str(tmp_path / "expected.pt"))
     result = _run_python(f"""
@@ -72,7 +65,7 @@ def _under(model, x):
 
 
 def test_loading_without_jitamp_names_the_missing_op_and_the_fix(tmp_path):
-    _quiet(torch.jit.save, script(ConvModel().eval()), str(tmp_path / "model.pt"))
+    torch.jit.save(script(ConvModel().eval()), str(tmp_path / "model.pt"))
     result = _run_python(f"""
         import torch
         torch.jit.load({str(tmp_path / "model.pt")!r})
@@ -84,24 +77,16 @@ def test_loading_without_jitamp_names_the_missing_op_and_the_fix(tmp_path):
     assert "_needs_import_jitamp = ops.jitamp." in result.stderr
 
 
-def test_freeze_matches_eager():
+@pytest.mark.parametrize("transform", [torch.jit.freeze, torch.jit.optimize_for_inference],
+                         ids=["freeze", "optimize_for_inference"])
+def test_frozen_and_optimized_models_match_eager(transform):
     torch.manual_seed(0)
     model = ConvModel().eval()
-    frozen = _quiet(torch.jit.freeze, script(copy.deepcopy(model)))
+    transformed = transform(script(copy.deepcopy(model)))
     x = torch.randn(2, 3, 8, 8)
     with torch.no_grad():
-        check_against_eager(model, (x,), scripted=frozen)
-        check_against_eager(model, (x,), scripted=frozen, outer=cpu_autocast(torch.float16))
-
-
-def test_optimize_for_inference_matches_eager():
-    torch.manual_seed(0)
-    model = ConvModel().eval()
-    optimized = _quiet(torch.jit.optimize_for_inference, script(copy.deepcopy(model)))
-    x = torch.randn(2, 3, 8, 8)
-    with torch.no_grad():
-        for outer in (None, cpu_autocast(torch.float16)):
-            check_against_eager(model, (x,), scripted=optimized, outer=outer)
+        check_against_eager(model, (x,), scripted=transformed)
+        check_against_eager(model, (x,), scripted=transformed, outer=cpu_autocast(torch.float16))
 
 
 class Residual(nn.Module):
@@ -123,9 +108,9 @@ def test_loaded_model_after_rewrite_matches_eager_in_any_call_order(tmp_path):
 
     torch.manual_seed(0)
     model = Residual()
-    _quiet(torch.jit.save, script(model), str(tmp_path / "model.pt"))
+    torch.jit.save(script(model), str(tmp_path / "model.pt"))
     assert not jitamp.is_enabled()
-    loaded = jitamp.rewrite(_quiet(torch.jit.load, str(tmp_path / "model.pt")))
+    loaded = jitamp.rewrite(torch.jit.load(str(tmp_path / "model.pt")))
     x = torch.randn(4, 8)
     check_against_eager(model, (x,), scripted=loaded, outer=cpu_autocast(), grad=True)
     with torch.no_grad():
@@ -138,6 +123,6 @@ def test_jitamp_load(tmp_path):
 
     torch.manual_seed(0)
     model = Residual()
-    _quiet(torch.jit.save, script(model), str(tmp_path / "model.pt"))
-    loaded = _quiet(jitamp.load, str(tmp_path / "model.pt"))
+    torch.jit.save(script(model), str(tmp_path / "model.pt"))
+    loaded = jitamp.load(str(tmp_path / "model.pt"))
     check_against_eager(model, (torch.randn(4, 8),), scripted=loaded, outer=cpu_autocast(), grad=True)

@@ -78,12 +78,12 @@ class FunctionRewriter {
     for (Function* callee : callees) {
       rewrite(*callee);
     }
-    // Dry run on a copy: a graph already rewritten (or loaded rewritten) is
-    // fine to see again, run or not.
-    const bool needs_rewrite = RewriteAutocast(graph->copy());
     const bool has_run = HasRun(function);
+    // A function that has run may only be seen again if the rewrite has
+    // nothing to do (already rewritten, or loaded rewritten): find out on a
+    // copy, since its executor keeps the graph it compiled.
     TORCH_CHECK(
-        !needs_rewrite || !has_run,
+        !has_run || !RewriteAutocast(graph->copy()),
         "jitamp cannot rewrite '",
         function.qualname().qualifiedName(),
         "': it has already run, and TorchScript's executor keeps the graph it "
@@ -107,11 +107,9 @@ class FunctionRewriter {
           options_.simple_executor ? ExecutorExecutionMode::SIMPLE
                                    : ExecutorExecutionMode::PROFILING);
     }
-    if (!needs_rewrite) {
-      return;
+    if (!has_run && RewriteAutocast(graph)) {
+      changed_.push_back(function.qualname().qualifiedName());
     }
-    RewriteAutocast(graph);
-    changed_.push_back(function.qualname().qualifiedName());
   }
 
   std::vector<std::string> changed() && {

@@ -421,7 +421,7 @@ class AutocastRewriter {
     } else {
       return;
     }
-    Value* devices_value = insertDevices(node, devices);
+    Value* devices_value = insertDevices(devices);
     Node* cast =
         createCast(kind, {value, devices_value}, {output_type}, node);
     node->replaceInput(index, cast->output());
@@ -450,7 +450,7 @@ class AutocastRewriter {
     if (!isTensor(self->type()) || alreadyCast(self, sym().to_fp32, devices)) {
       return;
     }
-    Value* devices_value = insertDevices(node, devices);
+    Value* devices_value = insertDevices(devices);
     Node* cast = createCast(
         sym().to_fp32, {self, devices_value, dtype}, {TensorType::get()}, node);
     node->replaceInput(0, cast->output());
@@ -498,7 +498,7 @@ class AutocastRewriter {
       inputs.push_back(node->input(i));
       types.push_back(TensorType::get());
     }
-    inputs.push_back(insertDevices(node, devices));
+    inputs.push_back(insertDevices(devices));
     Node* cast = createCast(sym().promote, inputs, types, node);
     for (size_t k = 0; k < indices.size(); ++k) {
       node->replaceInput(indices[k], cast->output(k));
@@ -506,7 +506,7 @@ class AutocastRewriter {
   }
 
   // One constant per device set, at the top of the graph.
-  Value* insertDevices(Node* /*before*/, const std::string& devices) {
+  Value* insertDevices(const std::string& devices) {
     auto it = devices_constants_.find(devices);
     if (it != devices_constants_.end()) {
       return it->second;

@@ -64,7 +64,9 @@ const std::vector<OpPolicy> kTable = {
     {"aten::cosine_embedding_loss", "", P::Fp32, P::Fp32},
     {"aten::cosine_similarity", "", P::None, P::Fp32},
     {"aten::cross", "", P::None, P::Promote},
-    {"aten::cross_entropy_loss", "", P::Fp32, P::None},
+    // F.cross_entropy on CUDA has no kernel of its own: log_softmax (fp32
+    // output) then nll_loss (fp32).
+    {"aten::cross_entropy_loss", "", P::Fp32, P::Fp32, false, true},
     {"aten::ctc_loss", "IntList", P::Fp32, P::None},
     {"aten::ctc_loss", "Tensor", P::Fp32, P::None},
     {"aten::cudnn_convolution", "", P::None, P::LowerPrecisionFp},
@@ -241,8 +243,6 @@ const std::vector<OpPolicy> kTable = {
     // torch.index_put in TorchScript: a JIT-only overload taking Tensor[]
     // indices, which calls aten::index_put (promote on CUDA).
     {"aten::index_put", "hacked_twin", P::None, P::Promote, false, true},
-    // F.cross_entropy on CUDA: log_softmax (fp32 output) then nll_loss (fp32).
-    // Its CPU kernel is listed above; withImpliedEntries adds the CUDA side.
     // Not here: aten::pad (whether it reaches reflection_pad*/replication_pad*
     // depends on its mode and the input's rank at run time), einsum on CPU
     // (whether it reaches bmm depends on the equation): the dispatcher
@@ -276,22 +276,10 @@ const std::unordered_map<Key, const OpPolicy*, KeyHash>& index() {
   return *map;
 }
 
-std::vector<OpPolicy> withImpliedEntries() {
-  std::vector<OpPolicy> table = kTable;
-  for (auto& entry : table) {
-    if (std::string(entry.name) == "aten::cross_entropy_loss") {
-      entry.cuda = P::Fp32;
-      entry.cuda_implied = true;
-    }
-  }
-  return table;
-}
-
 } // namespace
 
 const std::vector<OpPolicy>& policyTable() {
-  static const std::vector<OpPolicy> table = withImpliedEntries();
-  return table;
+  return kTable;
 }
 
 const OpPolicy* lookupPolicy(const std::string& name, const std::string& overload) {

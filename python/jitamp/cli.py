@@ -6,6 +6,7 @@ failed example); `--verbose` adds the Python traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import importlib.util
 import os
@@ -14,7 +15,7 @@ import sys
 import traceback
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -128,13 +129,6 @@ class Target:
     make_scripted: Callable[[bool], Any]  # with_jitamp -> scripted object
 
 
-def _quiet_jit():
-    context = warnings.catch_warnings()
-    context.__enter__()
-    warnings.simplefilter("ignore", DeprecationWarning)
-    return context
-
-
 def _load_python_file(path: str) -> Any:
     if not os.path.isfile(path):
         raise CliError(f"no such file: {path}")
@@ -152,14 +146,12 @@ def _load_python_file(path: str) -> Any:
     return module
 
 
-class _quiet:
-    def __enter__(self):
-        self._context = warnings.catch_warnings()
-        self._context.__enter__()
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """torch.jit.script/load/save warn that they are deprecated."""
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-
-    def __exit__(self, *exc):
-        return self._context.__exit__(*exc)
+        yield
 
 
 def _first_line(error: BaseException) -> str:
@@ -173,9 +165,17 @@ _PROFILING_EXECUTOR = False
 
 
 def _rewrite(obj: Any) -> Any:
+    """jitamp.rewrite; its error (the object has already run) as one line."""
     import jitamp
 
-    return jitamp.rewrite(obj, profiling_executor=_PROFILING_EXECUTOR)
+    try:
+        return jitamp.rewrite(obj, profiling_executor=_PROFILING_EXECUTOR)
+    except RuntimeError as error:
+        raise CliError(_first_line(error)) from error
+
+
+def _already_scripted(obj: Any, with_jitamp: bool) -> Any:
+    return _rewrite(obj) if with_jitamp else obj
 
 
 def _script(obj: Any, with_jitamp: bool, label: str) -> Any:
@@ -193,10 +193,6 @@ def _script(obj: Any, with_jitamp: bool, label: str) -> Any:
             finally:
                 if was_enabled:
                     jitamp.enable()
-    except RuntimeError as error:
-        if "already run" in str(error):
-            raise CliError(_first_line(error)) from error
-        raise CliError(f"cannot script {label}: {_first_line(error)}") from error
     except Exception as error:
         raise CliError(f"cannot script {label}: {_first_line(error)}") from error
 
@@ -209,15 +205,7 @@ def _python_target(path: str, name: str) -> Target:
     label = f"{path}:{name}"
 
     if isinstance(obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
-        def already_scripted(with_jitamp: bool) -> Any:
-            if not with_jitamp:
-                return obj
-            try:
-                return _rewrite(obj)
-            except RuntimeError as error:
-                raise CliError(_first_line(error)) from error
-
-        return Target(label, already_scripted)
+        return Target(label, lambda with_jitamp: _already_scripted(obj, with_jitamp))
 
     if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
         def module_instance() -> torch.nn.Module:
@@ -236,7 +224,7 @@ def _python_target(path: str, name: str) -> Target:
                 except Exception as error:
                     raise CliError(f"{label}() failed: {_first_line(error)}") from error
                 if isinstance(made, torch.jit.ScriptModule):
-                    return already_scripted_factory(made, with_jitamp)
+                    return _already_scripted(made, with_jitamp)
                 if not isinstance(made, torch.nn.Module):
                     raise CliError(f"{label}() returned {type(made).__name__}, not an nn.Module")
                 return _script(made, with_jitamp, label)
@@ -244,15 +232,6 @@ def _python_target(path: str, name: str) -> Target:
             return Target(label, from_factory)
         return Target(label, lambda with_jitamp: _script(obj, with_jitamp, label))
     raise CliError(f"{label} is a {type(obj).__name__}: not a function, module class or factory")
-
-
-def already_scripted_factory(made: Any, with_jitamp: bool) -> Any:
-    if not with_jitamp:
-        return made
-    try:
-        return _rewrite(made)
-    except RuntimeError as error:
-        raise CliError(_first_line(error)) from error
 
 
 def _is_zero_arg_factory(obj: Any) -> bool:
@@ -269,8 +248,6 @@ def _saved_target(path: str) -> Target:
         raise CliError(f"no such file: {path}")
 
     def load(with_jitamp: bool) -> Any:
-        import jitamp
-
         try:
             with _quiet():
                 loaded = torch.jit.load(path)
@@ -407,11 +384,7 @@ def _join(texts: dict[str, str], headers: bool) -> str:
 
 
 def convert(args: argparse.Namespace) -> str:
-    scripted = _saved_target(args.input).make_scripted(False)
-    try:
-        _rewrite(scripted)
-    except RuntimeError as error:
-        raise CliError(_first_line(error)) from error
+    scripted = _saved_target(args.input).make_scripted(True)
     try:
         with _quiet():
             torch.jit.save(scripted, args.output)
