@@ -2,7 +2,7 @@
 // C++ without Python, so that the test suite can check that a deployed model
 // gives Python's outputs.
 //
-//   jitamp_run [--autocast] [--no-grad] [--calls N] MODEL.pt INPUT.bin ROWS COLS OUTPUT.bin
+//   jitamp_run [--autocast] [--no-grad] [--grad FILE] [--stock] [--calls N] MODEL.pt INPUT.bin ROWS COLS OUTPUT.bin
 //
 // INPUT.bin holds a ROWS x COLS float32 tensor as raw little-endian bytes,
 // row-major. The model's forward(input) must return one tensor. The program
@@ -40,13 +40,18 @@
 namespace {
 
 const char* kUsage =
-    "usage: jitamp_run [--autocast] [--no-grad] [--calls N] MODEL.pt INPUT.bin ROWS COLS OUTPUT.bin\n"
+    "usage: jitamp_run [--autocast] [--no-grad] [--grad FILE] [--stock] [--calls N] MODEL.pt INPUT.bin ROWS COLS OUTPUT.bin\n"
     "  Loads MODEL.pt (a TorchScript model rewritten by jitamp), calls forward on the\n"
     "  ROWS x COLS float32 tensor in INPUT.bin (raw little-endian bytes) N times\n"
     "  (default 3), writes the output as float32 raw bytes to OUTPUT.bin and prints\n"
     "  its original dtype and shape.\n"
     "  --autocast  run forward inside a CPU bfloat16 autocast region\n"
-    "  --no-grad   run forward with gradient recording off\n";
+    "  --autocast-fp16  the same with float16\n"
+    "  --no-grad   run forward with gradient recording off\n"
+    "  --grad FILE also run backward of sum(output as float32) and write the\n"
+    "              input's gradient (float32 raw bytes) to FILE\n"
+    "  --stock     load as a host that only links jitamp_ops does: no\n"
+    "              jitamp::RewriteModule, PyTorch's JIT autocast left on\n";
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -99,11 +104,11 @@ void writeOutput(const std::string& path, const at::Tensor& output) {
 // exit (cache_enabled stays as it is, True by default).
 class CpuAutocastRegion {
  public:
-  CpuAutocastRegion()
+  explicit CpuAutocastRegion(at::ScalarType dtype)
       : prev_enabled_(at::autocast::is_autocast_enabled(at::kCPU)),
         prev_dtype_(at::autocast::get_autocast_dtype(at::kCPU)) {
     at::autocast::set_autocast_enabled(at::kCPU, true);
-    at::autocast::set_autocast_dtype(at::kCPU, at::kBFloat16);
+    at::autocast::set_autocast_dtype(at::kCPU, dtype);
     at::autocast::increment_nesting();
   }
   ~CpuAutocastRegion() {
@@ -121,10 +126,13 @@ class CpuAutocastRegion {
   at::ScalarType prev_dtype_;
 };
 
-at::Tensor callForward(torch::jit::Module& module, const at::Tensor& input, bool autocast) {
+at::Tensor callForward(
+    torch::jit::Module& module,
+    const at::Tensor& input,
+    std::optional<at::ScalarType> autocast) {
   std::optional<CpuAutocastRegion> region;
   if (autocast) {
-    region.emplace();
+    region.emplace(*autocast);
   }
   const c10::IValue result = module.forward({input});
   if (!result.isTensor()) {
@@ -145,8 +153,10 @@ bool sameBits(const at::Tensor& a, const at::Tensor& b) {
 }
 
 int run(int argc, char** argv) {
-  bool autocast = false;
+  std::optional<at::ScalarType> autocast;
   bool no_grad = false;
+  bool stock = false;
+  std::string grad_path;
   int64_t calls = 3;
   std::vector<std::string> positional;
   for (int i = 1; i < argc; ++i) {
@@ -155,9 +165,18 @@ int run(int argc, char** argv) {
       std::cout << kUsage;
       return 0;
     } else if (arg == "--autocast") {
-      autocast = true;
+      autocast = at::kBFloat16;
+    } else if (arg == "--autocast-fp16") {
+      autocast = at::kHalf;
     } else if (arg == "--no-grad") {
       no_grad = true;
+    } else if (arg == "--stock") {
+      stock = true;
+    } else if (arg == "--grad") {
+      if (i + 1 == argc) {
+        throw UsageError("--grad needs a file name");
+      }
+      grad_path = argv[++i];
     } else if (arg == "--calls") {
       if (i + 1 == argc) {
         throw UsageError("--calls needs a value");
@@ -187,10 +206,13 @@ int run(int argc, char** argv) {
   }
 
   // TorchScript's own autocast pass off, as jitamp.enable() does in Python.
-  // jitamp::RewriteModule below already keeps it away from the model's
-  // methods; this also covers the functions TorchScript creates at run time
-  // for torch.jit.fork.
-  torch::jit::setAutocastMode(false);
+  // The model's loader object (loader_ops.cpp) already keeps it away from
+  // the model's methods; this also covers the functions TorchScript creates
+  // at run time for torch.jit.fork. --stock leaves it on, as a host that
+  // only links jitamp_ops does.
+  if (!stock) {
+    torch::jit::setAutocastMode(false);
+  }
 
   const std::string& model_path = positional[0];
   const int64_t rows = parsePositive("ROWS", positional[2]);
@@ -204,29 +226,47 @@ int run(int argc, char** argv) {
     throw std::runtime_error(
         "cannot load model '" + model_path + "': " + error.what_without_backtrace());
   }
-  // What jitamp.rewrite() does in Python after torch.jit.load: the graphs
-  // are already rewritten (nothing changes), but how they run is not saved
-  // with a model: eager's autograd op by op (the simple executor) and never
-  // the built-in autocast pass.
-  jitamp::RewriteModule(module);
+  // What jitamp.rewrite() does in Python after torch.jit.load. A model
+  // rewritten and saved by jitamp needs nothing more than the load (its
+  // loader object has configured it): this changes nothing then, and
+  // --stock skips it, as a host that only links jitamp_ops does.
+  if (!stock) {
+    jitamp::RewriteModule(module);
+  }
 
   std::optional<torch::NoGradGuard> no_grad_guard;
   if (no_grad) {
     no_grad_guard.emplace();
   }
+  TORCH_CHECK(!(no_grad && !grad_path.empty()), "--grad needs gradients: drop --no-grad");
   at::Tensor first;
+  at::Tensor first_grad;
   at::Tensor output;
+  at::Tensor grad;
   for (int64_t call = 1; call <= calls; ++call) {
-    output = callForward(module, input, autocast);
+    at::Tensor leaf = input;
+    if (!grad_path.empty()) {
+      leaf = input.detach().clone().requires_grad_(true);
+    }
+    output = callForward(module, leaf, autocast);
+    if (!grad_path.empty()) {
+      // d(sum(output as float32)) / d(input), as the Python test computes.
+      output.to(at::kFloat).sum().backward();
+      grad = leaf.grad();
+    }
     if (call == 1) {
       first = output;
-    } else if (!sameBits(first, output)) {
+      first_grad = grad;
+    } else if (!sameBits(first, output) || (grad.defined() && !sameBits(first_grad, grad))) {
       throw std::runtime_error(
-          "call " + std::to_string(call) + " returned a different output than call 1");
+          "call " + std::to_string(call) + " returned a different output or gradient than call 1");
     }
   }
 
   writeOutput(positional[4], output);
+  if (!grad_path.empty()) {
+    writeOutput(grad_path, grad);
+  }
   std::cout << "dtype " << output.scalar_type() << "\nshape";
   for (const int64_t size : output.sizes()) {
     std::cout << ' ' << size;

@@ -1,8 +1,8 @@
 """Deployment from C++: a model scripted with jitamp and saved in Python runs
 in a C++ program built against the installed LibTorch with jitamp's op
-library and no Python (cpp/: jitamp_ops, jitamp_run), and gives the outputs
-Python gives, bit for bit (the same kernels run in both processes), which are
-eager's.
+library and no Python (cpp/: jitamp_ops, jitamp_run), with or without
+jitamp::RewriteModule, and gives eager's outputs and gradients bit for bit
+(the same kernels run in both processes).
 
 Builds cpp/ with CMake once per test module (about 30 s on two cores).
 Skipped only where CMake or a C++ compiler is missing.
@@ -101,28 +101,20 @@ def saved_model(tmp_path_factory):
     return model, str(path)
 
 
-@contextlib.contextmanager
-def _jitamp_enabled():
-    """jitamp.enable() for the block (as oracle.script does), leaving it
-    enabled after if it was before."""
-    was_enabled = jitamp.is_enabled()
-    jitamp.enable()
-    try:
-        yield
-    finally:
-        if not was_enabled:
-            jitamp.disable()
-
-
 def _raw(t: torch.Tensor) -> bytes:
     """The bytes of a tensor in host (here little-endian) order."""
     return bytes(t.contiguous().view(torch.uint8).flatten().tolist())
 
 
+def _read(path, shape) -> torch.Tensor:
+    return torch.frombuffer(bytearray(path.read_bytes()), dtype=torch.float32).reshape(shape)
+
+
 def _run_cpp(exe: str, model_path: str, x: torch.Tensor, tmp_path, flags) -> tuple:
-    """Runs jitamp_run; returns (its output as float32, the output's dtype)."""
+    """Runs jitamp_run; returns (its output as float32, the output's dtype,
+    the input's gradient or None)."""
     assert x.dtype == torch.float32 and x.dim() == 2 and sys.byteorder == "little"
-    inp, out = tmp_path / "input.bin", tmp_path / "output.bin"
+    inp, out, grad = tmp_path / "input.bin", tmp_path / "output.bin", tmp_path / "grad.bin"
     inp.write_bytes(_raw(x))
     command = [exe, *flags, "--calls", str(CALLS), model_path, str(inp),
                str(x.shape[0]), str(x.shape[1]), str(out)]
@@ -132,37 +124,60 @@ def _run_cpp(exe: str, model_path: str, x: torch.Tensor, tmp_path, flags) -> tup
     fields = dict(line.split(" ", 1) for line in done.stdout.strip().splitlines())
     assert fields.get("dtype") in DTYPES, done.stdout
     shape = [int(size) for size in fields["shape"].split()]
-    values = torch.frombuffer(bytearray(out.read_bytes()), dtype=torch.float32).reshape(shape)
-    return values, DTYPES[fields["dtype"]]
+    return (_read(out, shape), DTYPES[fields["dtype"]],
+            _read(grad, list(x.shape)) if "--grad" in flags else None)
 
 
-@pytest.mark.parametrize("grad", [True, False], ids=["grad", "no_grad"])
-@pytest.mark.parametrize("outer_autocast", [False, True], ids=["no_outer", "outer_bf16"])
-def test_cpp_matches_python(jitamp_run, saved_model, tmp_path, outer_autocast, grad):
+OUTER = {
+    "plain": (None, []),
+    "outer_bf16": (oracle.cpu_autocast(torch.bfloat16), ["--autocast"]),
+    "outer_fp16": (oracle.cpu_autocast(torch.float16), ["--autocast-fp16"]),
+}
+
+
+def _same_bits(got: torch.Tensor, want: torch.Tensor, what: str) -> None:
+    want = want.detach().float()  # exact: float32 holds every bfloat16 and float16
+    assert got.shape == want.shape, f"{what}: C++ shape {got.shape}, eager {want.shape}"
+    assert torch.equal(got.view(torch.int32), want.view(torch.int32)), (
+        f"{what}: C++ and eager differ (max abs diff {(got - want).abs().max()})")
+
+
+# "rewrite": jitamp_run calls jitamp::RewriteModule after torch::jit::load.
+# "stock": a host that only links jitamp_ops (Triton, a LibTorch app): plain
+# torch::jit::load, PyTorch's JIT autocast left on; the model's loader object
+# configures it.
+@pytest.mark.parametrize("loader", ["rewrite", "stock"])
+@pytest.mark.parametrize("mode", ["no_grad", "grad", "backward"])
+@pytest.mark.parametrize("case", list(OUTER))
+def test_cpp_matches_eager(jitamp_run, saved_model, tmp_path, loader, mode, case):
     model, model_path = saved_model
     x = torch.randn(ROWS, COLS, generator=torch.Generator().manual_seed(1))
-    outer = oracle.cpu_autocast(torch.bfloat16) if outer_autocast else None
+    outer, flags = OUTER[case]
+    flags = list(flags) + (["--stock"] if loader == "stock" else [])
+    flags += {"no_grad": ["--no-grad"], "grad": [], "backward": ["--grad", str(tmp_path / "grad.bin")]}[mode]
 
-    # Python, as jitamp documents it for a saved model: load, then
-    # jitamp.rewrite (the executor it picks is not saved), with jitamp
-    # enabled (TorchScript's own autocast pass off). Against eager, the
-    # oracle, call after call; then the output to compare C++ with.
-    with _jitamp_enabled(), torch.set_grad_enabled(grad):
-        loaded = jitamp.rewrite(torch.jit.load(model_path))
+    # Eager, the oracle; backward outside the outer region, as jitamp_run does.
+    leaf = x.clone().requires_grad_(mode == "backward")
+    with torch.set_grad_enabled(mode != "no_grad"), (outer() if outer else contextlib.nullcontext()):
+        expected = model(leaf)
+    if mode == "backward":
+        expected.float().sum().backward()
+
+    values, dtype, grad = _run_cpp(jitamp_run, model_path, x, tmp_path, flags)
+    assert dtype == expected.dtype, f"C++ returned {dtype}, eager {expected.dtype}"
+    _same_bits(values, expected, "output")
+    if mode == "backward":
+        _same_bits(grad, leaf.grad, "input gradient")
+
+
+def test_python_load_matches_eager(saved_model):
+    """The same saved model in Python: torch.jit.load, no jitamp.rewrite."""
+    model, model_path = saved_model
+    x = torch.randn(ROWS, COLS, generator=torch.Generator().manual_seed(1))
+    for outer, _ in OUTER.values():
+        loaded = torch.jit.load(model_path)
         assert "ops.jitamp.autocast_enter" in loaded.code, loaded.code
-        oracle.check_against_eager(model, [x], scripted=loaded, outer=outer,
-                                   calls=tuple(range(1, CALLS + 1)))
-        with outer() if outer else contextlib.nullcontext():
-            expected = loaded(x).detach()
-    assert expected.dtype == (torch.bfloat16 if outer_autocast else torch.float32)
-
-    flags = (["--autocast"] if outer_autocast else []) + ([] if grad else ["--no-grad"])
-    values, dtype = _run_cpp(jitamp_run, model_path, x, tmp_path, flags)
-    assert dtype == expected.dtype, f"C++ returned {dtype}, Python {expected.dtype}"
-    want = expected.float()  # exact: float32 holds every bfloat16
-    assert values.shape == want.shape, f"C++ shape {values.shape}, Python {want.shape}"
-    assert torch.equal(values.view(torch.int32), want.view(torch.int32)), (
-        f"C++ and Python outputs differ (max abs diff {(values - want).abs().max()})")
+        oracle.check_against_eager(model, [x], scripted=loaded, outer=outer, grad=True)
 
 
 def test_cpp_reports_bad_arguments(jitamp_run, tmp_path):

@@ -1,10 +1,13 @@
 #include "function_rewrite.h"
 
+#include "jitamp_ir.h"
 #include "jitamp_rewrite.h"
 
+#include <torch/csrc/jit/api/compilation_unit.h>
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/frontend/error_report.h>
+#include <torch/version.h>
 
 #include <unordered_set>
 
@@ -14,26 +17,35 @@ using namespace torch::jit;
 
 namespace {
 
+// jitamp reads two private members of torch::jit::GraphFunction (below)
+// and calls its _set_ignore_amp / _set_initial_executor_execution_mode.
+// All exist, with these meanings, in every torch this file is checked on.
+static_assert(
+    TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4 &&
+        TORCH_VERSION_MINOR <= 15,
+    "jitamp supports torch 2.4 to 2.15 (it reads GraphFunction internals in "
+    "function_rewrite.cpp); this is torch " TORCH_VERSION
+    ": check executors_ / optimized_graphs_ there and extend the range");
+
 // GraphFunction keeps its executors and inlinable graphs private, and they
 // are exactly what tells whether it has run. Standard C++ allows naming a
 // private member in an explicit template instantiation; that is how we read
-// them without copying torch's layout.
-template <typename Tag, typename Tag::type Member>
+// them. The member types are deduced (c10::optional or std::optional,
+// depending on the torch version), not copied from torch's layout.
+template <typename Tag, auto Member>
 struct PrivateMember {
-  friend typename Tag::type get(Tag) {
+  friend constexpr auto get(Tag) {
     return Member;
   }
 };
 
 struct ExecutorsTag {
-  using type = std::array<std::optional<GraphExecutor>, 4> GraphFunction::*;
-  friend type get(ExecutorsTag);
+  friend constexpr auto get(ExecutorsTag);
 };
 template struct PrivateMember<ExecutorsTag, &GraphFunction::executors_>;
 
 struct OptimizedGraphsTag {
-  using type = std::array<std::shared_ptr<Graph>, 4> GraphFunction::*;
-  friend type get(OptimizedGraphsTag);
+  friend constexpr auto get(OptimizedGraphsTag);
 };
 template struct PrivateMember<
     OptimizedGraphsTag,
@@ -44,8 +56,7 @@ void collectCallees(Block* block, std::vector<Function*>& callees) {
     for (Block* sub : node->blocks()) {
       collectCallees(sub, callees);
     }
-    if (node->hasAttribute(attr::Subgraph) &&
-        (node->kind() == prim::fork || node->kind() == prim::awaitable)) {
+    if (hasTaskSubgraph(node)) {
       collectCallees(node->g(attr::Subgraph)->block(), callees);
     }
     if (node->kind() == prim::CallFunction) {
@@ -156,6 +167,22 @@ std::vector<std::string> RewriteFunction(
     RewriteOptions options) {
   FunctionRewriter rewriter(options);
   rewriter.rewrite(function);
+  return std::move(rewriter).changed();
+}
+
+std::vector<std::string> RewriteCompilationUnitOf(
+    const c10::IValue& object,
+    RewriteOptions options) {
+  TORCH_CHECK(
+      object.isObject(),
+      "jitamp: expected a TorchScript object, got ",
+      object.tagKind());
+  const auto cu = object.toObjectRef().type()->compilation_unit();
+  TORCH_CHECK(cu, "jitamp: the object's class has no compilation unit");
+  FunctionRewriter rewriter(options);
+  for (Function* function : cu->get_functions()) {
+    rewriter.rewrite(*function);
+  }
   return std::move(rewriter).changed();
 }
 

@@ -1,6 +1,8 @@
 // Rewriting compiled functions and modules (as opposed to bare graphs).
 #pragma once
 
+#include <ATen/core/ivalue.h>
+
 #include <string>
 #include <vector>
 
@@ -30,6 +32,14 @@ std::vector<std::string> RewriteFunction(
 // The same for every method of the module and of its submodules.
 std::vector<std::string> RewriteModule(
     const torch::jit::Module& module,
+    RewriteOptions options = {});
+
+// The same for every function and method of the compilation unit that
+// holds `object`'s class: all of a model that torch.jit.load /
+// torch::jit::load compiled. Run by jitamp::prepare_loaded (loader_ops.cpp)
+// while the model is unpickled, before anything of it runs.
+std::vector<std::string> RewriteCompilationUnitOf(
+    const c10::IValue& object,
     RewriteOptions options = {});
 
 // Whether TorchScript has built an executor or an inlinable optimized graph

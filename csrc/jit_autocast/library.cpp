@@ -1,10 +1,13 @@
 // The jitamp op library: the guard class, every schema and every kernel,
 // registered in one translation unit so that the class exists before the
 // schemas and kernel signatures that name it (static initialization order
-// across files is unspecified). Kernels are in cast_ops.cpp (smart casts)
-// and scope_ops.cpp (scopes).
+// across files is unspecified). Kernels are in cast_ops.cpp (smart casts),
+// scope_ops.cpp (scopes), task_ops.cpp (blocking wait) and loader_ops.cpp
+// (loading saved models).
 #include "cast_ops.h"
+#include "loader_ops.h"
 #include "scope_ops.h"
+#include "task_ops.h"
 
 #include <torch/library.h>
 
@@ -39,7 +42,7 @@ TORCH_LIBRARY(jitamp, m) {
     m.def(schema);
   }
 
-  // Scope ops (scope_ops.cpp). CONSERVATIVE: they have side effects on
+  // Scope and task ops (scope_ops.cpp, task_ops.cpp). CONSERVATIVE: they have side effects on
   // thread-local state, so dead code elimination, CSE and reordering leave
   // them alone (with the default FROM_SCHEMA, DCE deletes them).
   const char* scopes[] = {
@@ -48,6 +51,7 @@ TORCH_LIBRARY(jitamp, m) {
       "autocast_exit(__torch__.torch.classes.jitamp.AutocastGuard guard) -> ()",
       "autocast_cache_enabled(bool? cache_enabled) -> bool",
       "wait(Any future) -> Any",
+      "prepare_loaded(Any loader, bool simple_executor) -> ()",
   };
   for (const char* schema : scopes) {
     m.def(torch::schema(schema, c10::AliasAnalysisKind::CONSERVATIVE));
@@ -72,6 +76,7 @@ TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
   m.impl("autocast_exit", TORCH_FN(autocastExit));
   m.impl("autocast_cache_enabled", TORCH_FN(autocastCacheEnabled));
   m.impl("wait", TORCH_FN(waitOnThisThread));
+  m.impl("prepare_loaded", TORCH_FN(prepareLoaded));
 }
 
 } // namespace jitamp

@@ -1,13 +1,24 @@
 // The op policy table: what eager autocast does to each op, per device.
 //
-// The facts come from aten/src/ATen/autocast_mode.{h,cpp} of the torch we
-// build against (2.13): every op with an AutocastCPU or AutocastCUDA kernel,
-// plus ops that TorchScript calls where eager Python reaches a listed op
-// through another name. tests/test_policy_table.py compares the table with the
-// dispatcher, so a torch upgrade that changes eager's lists fails loudly.
+// Two parts (policy_table.cpp): rows generated from the torch versions we
+// support (policy_table_generated.inc, by tools/gen_policy_table.py; never
+// edited by hand), and a few hand-written "implied" rows for ops TorchScript
+// calls where eager reaches an autocast op underneath.
+//
+// The installed torch is the source of truth for which rows apply: a row
+// is used on a device only if the installed dispatcher has an autocast
+// kernel for the op (for an implied row: for the op it reaches) on that
+// device. A row for an op the installed torch does not autocast would
+// change results; a missing row does not (inside a scope the dispatcher
+// still applies eager's policy at run time), so ops torch autocasts that
+// the table does not know are left to the dispatcher and reported
+// (PYTORCH_JIT_LOG_LEVEL='>>policy_table', and `jitamp table`).
 #pragma once
 
+#include <c10/core/DeviceType.h>
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,24 +34,38 @@ enum class CastPolicy : uint8_t {
   Banned, // eager raises (binary_cross_entropy under CUDA autocast)
 };
 
-struct OpPolicy {
-  const char* name; // "aten::conv2d"
-  const char* overload; // "padding", or "" for the default overload
-  CastPolicy cpu;
-  CastPolicy cuda;
-  // True where the op has no autocast kernel of its own on that device but
-  // eager reaches one through it (TorchScript calls `aten::nll_loss_nd` where
-  // the kernel sits on `aten::nll_loss`): the IR still gets the cast.
-  bool cpu_implied = false;
-  bool cuda_implied = false;
+const char* policyName(CastPolicy policy);
+
+struct EffectivePolicy {
+  CastPolicy cpu = CastPolicy::None;
+  CastPolicy cuda = CastPolicy::None;
 };
 
-// Policy for an operator name + overload name; nullptr if autocast never
-// touches it.
-const OpPolicy* lookupPolicy(const std::string& name, const std::string& overload);
+// The policy the pass applies to an op (name "aten::conv2d", overload
+// "padding" or ""), per device, for the installed torch.
+EffectivePolicy effectivePolicy(
+    const std::string& name,
+    const std::string& overload);
 
-const std::vector<OpPolicy>& policyTable();
+// One table row, for listings and checks.
+struct TableRow {
+  std::string op; // "aten::conv2d.padding"
+  CastPolicy cpu; // as the table says
+  CastPolicy cuda;
+  EffectivePolicy effective; // after asking the installed dispatcher
+  std::string via; // implied rows: the op whose autocast kernel eager reaches
+};
+std::vector<TableRow> tableRows();
 
-const char* policyName(CastPolicy policy);
+// Ops the installed torch autocasts on `device` (CPU or CUDA) for which the
+// table has no row: left to the dispatcher.
+std::vector<std::string> opsMissingFromTable(c10::DeviceType device);
+
+// Tests only: pretend the installed torch does (true) or does not (false)
+// have an autocast kernel for `op` on `device`; nullopt forgets it.
+void overrideAutocastKernelForTesting(
+    const std::string& op,
+    c10::DeviceType device,
+    std::optional<bool> has_kernel);
 
 } // namespace jitamp

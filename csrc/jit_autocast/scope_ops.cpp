@@ -4,7 +4,6 @@
 //   jitamp::autocast_exit(%guard)                       -- autocast.__exit__
 //   %region = jitamp::autocast_caller_region()  -- the token outside scopes
 //   %c = jitamp::autocast_cache_enabled(%arg)     -- __init__'s cache_enabled
-//   %v = jitamp::wait(%future)                    -- torch.jit.wait, blocking
 //
 // They change the same thread-local state eager's context manager changes
 // (enabled and dtype for one device type, the cache flag, the nesting depth),
@@ -117,17 +116,6 @@ int64_t autocastCallerRegion() {
 bool autocastCacheEnabled(std::optional<bool> cache_enabled) {
   return cache_enabled.has_value() ? *cache_enabled
                                    : at::autocast::is_autocast_cache_enabled();
-}
-
-// torch.jit.wait that blocks the calling thread. TorchScript's own
-// aten::wait suspends the interpreter when the future is not ready, and the
-// rest of the graph then runs on another thread: an autocast scope open at
-// that point would be closed on that thread, leaving the caller's autocast
-// state changed after the call. Eager's torch.jit.wait blocks, too.
-c10::IValue waitOnThisThread(const c10::IValue& future) {
-  auto fut = future.toFuture();
-  fut->waitAndThrow();
-  return fut->value();
 }
 
 } // namespace jitamp

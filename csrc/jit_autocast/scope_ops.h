@@ -15,6 +15,5 @@ std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> autocastEnter(
 void autocastExit(const c10::intrusive_ptr<AutocastGuard>& guard);
 int64_t autocastCallerRegion();
 bool autocastCacheEnabled(std::optional<bool> cache_enabled);
-c10::IValue waitOnThisThread(const c10::IValue& future);
 
 } // namespace jitamp

@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from . import _loader
 from ._library import _C
 
 _lock = threading.RLock()
@@ -51,6 +52,7 @@ def enable(*, profiling_executor: bool = False) -> _Enabled:
 
         def module_hook(module: torch._C.ScriptModule) -> None:
             _C.rewrite_module(module, simple_executor=simple)
+            _loader.attach(module, simple)
             if prev_module_hook is not None:
                 prev_module_hook(module)
 
@@ -111,6 +113,7 @@ def rewrite(obj: Any, *, profiling_executor: bool = False) -> Any:
     target = obj._c if isinstance(obj, torch.jit.ScriptModule) else obj
     if isinstance(target, torch._C.ScriptModule):
         _C.rewrite_module(target, simple_executor=simple)
+        _loader.attach(target, simple)
     elif isinstance(target, torch._C.ScriptFunction):
         _C.rewrite_function(target, simple_executor=simple)
     else:
@@ -122,8 +125,12 @@ def rewrite(obj: Any, *, profiling_executor: bool = False) -> Any:
 
 
 def load(f: Any, *, profiling_executor: bool = False, **kwargs: Any) -> Any:
-    """torch.jit.load, then rewrite(): how a function runs (executor, the
-    built-in autocast pass kept away) is not saved with a model, so a loaded
-    jitamp model needs rewrite() before its first call. kwargs go to
-    torch.jit.load."""
+    """torch.jit.load, then rewrite().
+
+    A model rewritten by jitamp and saved needs neither: it carries a
+    loader object that configures it while any loader (torch.jit.load after
+    `import jitamp`, torch::jit::load linked with jitamp_ops) loads it. Use
+    load() for models saved without jitamp (it rewrites them, e.g. to run
+    their autocast scopes as eager does) or to choose `profiling_executor`
+    (see enable()). kwargs go to torch.jit.load."""
     return rewrite(torch.jit.load(f, **kwargs), profiling_executor=profiling_executor)

@@ -1,4 +1,5 @@
-"""jitamp's command line: `jitamp dump`, `jitamp convert`, `jitamp example`.
+"""jitamp's command line: `jitamp dump`, `jitamp convert`, `jitamp table`,
+`jitamp example`.
 
 Bad input gives a one-line `jitamp: error: ...` and exit status 2 (1 for a
 failed example); `--verbose` adds the Python traceback.
@@ -34,13 +35,27 @@ examples:
 """
 
 _CONVERT_EXAMPLE = """\
-example:
+examples:
   jitamp convert model.pt model_amp.pt
+  jitamp convert ssd.pt ssd_amp.pt --import torchvision    a model that calls torchvision ops
 
-Loading OUT.pt needs `import jitamp` first (it registers the jitamp ops):
-  import torch, jitamp
+OUT.pt loads with any loader once jitamp's ops are registered, and runs as
+jitamp runs it (it carries what configures it):
+  import torch, jitamp                      # Python: import jitamp first
   model = torch.jit.load("model_amp.pt")
+  torch::jit::load("model_amp.pt")          // C++: link the jitamp_ops library
 """
+
+
+def _add_library_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--import", dest="imports", action="append", default=[], metavar="MODULE",
+        help="import MODULE first (e.g. torchvision, which registers its ops on import); repeatable",
+    )
+    parser.add_argument(
+        "--library", dest="libraries", action="append", default=[], metavar="PATH",
+        help="load the op library PATH first (torch.ops.load_library); repeatable",
+    )
 
 
 def _add_common_flags(parser: argparse.ArgumentParser, profiling_help: str | None = None) -> None:
@@ -56,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Eager-exact autocast for TorchScript: inspect and convert.",
     )
     parser.add_argument("--verbose", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     dump = sub.add_parser(
@@ -92,6 +108,7 @@ def _parser() -> argparse.ArgumentParser:
         "(SHAPE 'scalar' for a 0-dim tensor)",
     )
     dump.add_argument("--source", action="store_true", help="keep source-location comments")
+    _add_library_flags(dump)
     _add_common_flags(dump, profiling_help="rewrite for TorchScript's profiling executor (see jitamp.enable)")
 
     convert = sub.add_parser(
@@ -103,7 +120,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     convert.add_argument("input", metavar="IN.pt")
     convert.add_argument("output", metavar="OUT.pt")
+    _add_library_flags(convert)
     _add_common_flags(convert, profiling_help="run OUT.pt on TorchScript's profiling executor (see jitamp.enable)")
+
+    table = sub.add_parser(
+        "table",
+        help="the op policy table as the installed torch makes it effective",
+        description="Print, per op, the cast policy jitamp applies on CPU and CUDA with the "
+        "installed torch, then the table rows this torch does not use (it has no autocast "
+        "kernel for them) and the ops this torch autocasts that the table lacks (left to "
+        "the dispatcher: results are still eager's inside scopes).",
+    )
+    table.add_argument("--differences", action="store_true", help="only the differences from the installed torch")
+    _add_common_flags(table)
 
     example = sub.add_parser(
         "example",
@@ -243,6 +272,41 @@ def _is_zero_arg_factory(obj: Any) -> bool:
     return len(inspect.signature(obj).parameters) == 0
 
 
+def _version() -> str:
+    from . import __version__
+
+    return f"jitamp {__version__} (torch {torch.__version__})"
+
+
+def _load_libraries(args: argparse.Namespace) -> None:
+    for name in getattr(args, "imports", []):
+        try:
+            importlib.import_module(name)
+        except Exception as error:
+            raise CliError(f"--import {name} failed: {_first_line(error)}") from error
+    for path in getattr(args, "libraries", []):
+        try:
+            torch.ops.load_library(path)
+        except Exception as error:
+            raise CliError(f"--library {path} failed: {_first_line(error)}") from error
+
+
+def _load_error(path: str, error: Exception) -> CliError:
+    message = _first_line(error)
+    unknown = re.search(r"Unknown builtin op: ([\w:.]+)", str(error))
+    if unknown:
+        op = unknown.group(1)
+        namespace = op.split("::")[0]
+        if namespace == "jitamp":
+            return CliError(f"cannot load {path}: {message} (jitamp's library is not loaded?)")
+        return CliError(
+            f"cannot load {path}: it calls {op}, an op no loaded library defines; "
+            f"add --import MODULE (the Python package that registers {namespace}:: ops, "
+            f"e.g. --import torchvision) or --library PATH (its compiled op library)"
+        )
+    return CliError(f"cannot load {path} as TorchScript: {message}")
+
+
 def _saved_target(path: str) -> Target:
     if not os.path.isfile(path):
         raise CliError(f"no such file: {path}")
@@ -252,7 +316,7 @@ def _saved_target(path: str) -> Target:
             with _quiet():
                 loaded = torch.jit.load(path)
         except Exception as error:
-            raise CliError(f"cannot load {path} as TorchScript: {_first_line(error)}") from error
+            raise _load_error(path, error) from error
         return _rewrite(loaded) if with_jitamp else loaded
 
     return Target(path, load)
@@ -390,7 +454,36 @@ def convert(args: argparse.Namespace) -> str:
             torch.jit.save(scripted, args.output)
     except Exception as error:
         raise CliError(f"cannot save {args.output}: {_first_line(error)}") from error
-    return f"wrote {args.output} (load it after `import jitamp`)\n"
+    return f"wrote {args.output} (load it with torch.jit.load after `import jitamp`, or jitamp.load)\n"
+
+
+def table(args: argparse.Namespace) -> str:
+    from .passes import ops_missing_from_table, policy_table
+
+    rows = policy_table()
+    lines = [f"torch {torch.__version__}"]
+    if not args.differences:
+        lines.append(f"{'op':<48} {'cpu':<20} cuda")
+        for row in rows:
+            if row.effective_cpu != "none" or row.effective_cuda != "none":
+                via = f"  (via {row.via})" if row.via else ""
+                lines.append(f"{row.op:<48} {_dash(row.effective_cpu):<20} {_dash(row.effective_cuda)}{via}")
+    unused = [
+        f"  {row.op} on {device}: table says {row.policy(device)}"
+        for row in rows
+        for device in ("cpu", "cuda")
+        if row.policy(device) != "none" and row.effective(device) == "none"
+    ]
+    lines.append(f"table rows this torch does not autocast (not applied): {len(unused)}")
+    lines.extend(unused)
+    missing = [f"  {op} on {device}" for device in ("cpu", "cuda") for op in ops_missing_from_table(device)]
+    lines.append(f"ops this torch autocasts that the table lacks (left to the dispatcher): {len(missing)}")
+    lines.extend(missing)
+    return "\n".join(lines) + "\n"
+
+
+def _dash(policy: str) -> str:
+    return "-" if policy == "none" else policy
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -398,10 +491,13 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _PROFILING_EXECUTOR = getattr(args, "profiling_executor", False)
     try:
+        _load_libraries(args)
         if args.command == "dump":
             sys.stdout.write(dump(args))
         elif args.command == "convert":
             sys.stdout.write(convert(args))
+        elif args.command == "table":
+            sys.stdout.write(table(args))
         elif args.command == "example":
             from .example import run
 

@@ -1,23 +1,44 @@
-"""The Python side of jitamp's pipeline.
+"""The Python face of jitamp's passes.
 
-The graph work is one C++ pass (csrc/jit_autocast/jitamp_rewrite.cpp); this
-package orders it and exposes the policy table for checks.
+The graph work is C++ (csrc/jit_autocast/): `rewrite_graph` runs the whole
+pipeline (jitamp_rewrite.h), in this order:
+
+    record_autocast_cache_flags -> lower_autocast_scopes
+        -> make_waits_blocking -> insert_smart_casts
+
+Each pass is also callable on its own, for tests and for looking at what
+one step does. The policy table that insert_smart_casts reads is in
+`policy`.
 """
 from __future__ import annotations
+
+from typing import Callable
 
 import torch
 
 from .._library import _C
-from .policy import dispatcher_autocast_ops, policy_table
+from .policy import dispatcher_autocast_ops, ops_missing_from_table, policy_table
+
+#: The pipeline's passes, in the order rewrite_graph runs them.
+PIPELINE: tuple[tuple[str, Callable[[torch._C.Graph], bool]], ...] = (
+    ("record_autocast_cache_flags", _C.record_autocast_cache_flags),
+    ("lower_autocast_scopes", _C.lower_autocast_scopes),
+    ("make_waits_blocking", _C.make_waits_blocking),
+    ("insert_smart_casts", _C.insert_smart_casts),
+)
 
 
 def rewrite_graph(graph: torch._C.Graph) -> bool:
-    """Rewrite one graph in place (scopes and smart casts).
-
-    Callees are not followed: use jitamp.rewrite on functions and modules.
-    Returns whether the graph changed.
-    """
+    """Run the whole pipeline on one graph in place (and on the subgraphs of
+    its forks). Callees are not followed: use jitamp.rewrite on functions
+    and modules. Returns whether the graph changed."""
     return _C.rewrite_graph(graph)
 
 
-__all__ = ["rewrite_graph", "policy_table", "dispatcher_autocast_ops"]
+__all__ = [
+    "PIPELINE",
+    "rewrite_graph",
+    "policy_table",
+    "dispatcher_autocast_ops",
+    "ops_missing_from_table",
+]

@@ -1,0 +1,305 @@
+#include "insert_smart_casts.h"
+
+#include "jitamp_ir.h"
+#include "open_scopes.h"
+#include "policy_table.h"
+
+#include <torch/csrc/jit/jit_log.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace jitamp {
+
+using namespace torch::jit;
+
+namespace {
+
+bool isTensor(const TypePtr& type) {
+  return type->kind() == TypeKind::TensorType;
+}
+
+bool isOptionalTensor(const TypePtr& type) {
+  const auto opt = type->cast<OptionalType>();
+  return opt && isTensor(opt->getElementType());
+}
+
+bool isTensorList(const TypePtr& type) {
+  const auto list = type->cast<ListType>();
+  return list && isTensor(list->getElementType());
+}
+
+std::string devicesOf(const Node* cast) {
+  for (const Value* input : cast->inputs()) {
+    if (input->type()->kind() == TypeKind::StringType) {
+      if (auto value = toIValue(input)) {
+        return value->toStringRef();
+      }
+    }
+  }
+  return "";
+}
+
+// Is `value` already the output of cast `kind` for `devices`, possibly
+// behind other smart casts? (A second run of the pass adds nothing.)
+bool alreadyCast(const Value* value, Symbol kind, const std::string& devices) {
+  while (isSmartCast(value->node())) {
+    const Node* producer = value->node();
+    if (producer->kind() == kind && devicesOf(producer) == devices) {
+      return true;
+    }
+    value = producer->input(value->offset());
+  }
+  return false;
+}
+
+class CastInserter {
+ public:
+  explicit CastInserter(Graph& graph) : graph_(graph) {}
+
+  bool run() {
+    insertInBlock(graph_.block());
+    return changed_;
+  }
+
+ private:
+  // One walk in program order, following the open scopes, so that each
+  // cast is tied to the innermost open scope (its region).
+  void insertInBlock(Block* block) {
+    for (auto it = block->nodes().begin(); it != block->nodes().end();) {
+      Node* node = *it;
+      ++it;
+      if (scopes_.track(node)) {
+        continue;
+      }
+      for (Block* sub : node->blocks()) {
+        insertInBlock(sub);
+      }
+      insertCasts(node);
+    }
+  }
+
+  void insertCasts(Node* node) {
+    if (isSmartCast(node) || hasTaskSubgraph(node)) {
+      return;
+    }
+    const FunctionSchema* schema = node->maybeSchema();
+    if (schema == nullptr) {
+      return;
+    }
+    const EffectivePolicy policy =
+        effectivePolicy(schema->name(), schema->overload_name());
+    if (policy.cpu == policy.cuda) {
+      applyPolicy(node, *schema, policy.cpu, "cpu,cuda");
+    } else {
+      applyPolicy(node, *schema, policy.cpu, "cpu");
+      applyPolicy(node, *schema, policy.cuda, "cuda");
+    }
+  }
+
+  void applyPolicy(
+      Node* node,
+      const FunctionSchema& schema,
+      CastPolicy policy,
+      const std::string& devices) {
+    switch (policy) {
+      case CastPolicy::LowerPrecisionFp:
+      case CastPolicy::Fp32: {
+        const Symbol kind = policy == CastPolicy::LowerPrecisionFp
+            ? ops::kToFp16
+            : ops::kToFp32;
+        for (size_t i = 0;
+             i < node->inputs().size() && i < schema.arguments().size();
+             ++i) {
+          castInput(node, i, schema.arguments()[i].type(), kind, devices);
+        }
+        return;
+      }
+      case CastPolicy::Fp32AppendDtype:
+        castInput(
+            node, 0, schema.arguments()[0].type(), ops::kToFp32, devices);
+        return;
+      case CastPolicy::Fp32SetOptDtype:
+        castUnlessDtype(node, schema, devices);
+        return;
+      case CastPolicy::Promote:
+        promoteInputs(node, schema, devices);
+        return;
+      case CastPolicy::None:
+      case CastPolicy::Banned: // eager's dispatcher raises, as in eager
+        return;
+    }
+  }
+
+  // The token of the region at the current point of the walk.
+  Value* currentRegion() {
+    if (const OpenScope* scope = scopes_.innermost()) {
+      return scope->region;
+    }
+    if (caller_region_ == nullptr) {
+      // Our own node, at the top of the graph. An existing one is not
+      // reused: in a graph with inlined callees it may belong to code
+      // inside a scope.
+      WithInsertPoint guard(graph_.block()->nodes().front());
+      Node* region = graph_.create(ops::kCallerRegion, {}, 1);
+      region->output()->setType(IntType::get());
+      region->output()->setDebugName(loadHint("caller_region"));
+      graph_.insertNode(region);
+      caller_region_ = region->output();
+      changed_ = true;
+    }
+    return caller_region_;
+  }
+
+  Node* createCast(
+      Symbol kind,
+      at::ArrayRef<Value*> inputs,
+      const std::vector<TypePtr>& output_types,
+      Node* before) {
+    std::vector<Value*> with_region(inputs.begin(), inputs.end());
+    with_region.push_back(currentRegion());
+    WithInsertPoint guard(before);
+    Node* cast = graph_.create(kind, with_region, output_types.size());
+    for (size_t i = 0; i < output_types.size(); ++i) {
+      cast->output(i)->setType(output_types[i]);
+    }
+    cast->setSourceRange(before->sourceRange());
+    graph_.insertNode(cast);
+    GRAPH_UPDATE("Inserted ", *cast, " for ", *before);
+    changed_ = true;
+    return cast;
+  }
+
+  void castInput(
+      Node* node,
+      size_t index,
+      const TypePtr& formal,
+      Symbol kind,
+      const std::string& devices) {
+    Value* value = node->input(index);
+    const TypePtr& actual = value->type();
+    if (actual->kind() == TypeKind::NoneType ||
+        alreadyCast(value, kind, devices)) {
+      return;
+    }
+    TypePtr output_type;
+    if (isTensor(formal) || (isOptionalTensor(formal) && isTensor(actual))) {
+      output_type = TensorType::get();
+    } else if (isOptionalTensor(formal)) {
+      output_type = OptionalType::ofTensor();
+    } else if (isTensorList(formal)) {
+      output_type = ListType::ofTensors();
+    } else {
+      return;
+    }
+    Node* cast =
+        createCast(kind, {value, devicesConstant(devices)}, {output_type}, node);
+    node->replaceInput(index, cast->output());
+  }
+
+  // fp32_set_opt_dtype (softmax, sum, cumsum, ... on CUDA): float32 unless
+  // the call gives a dtype.
+  void castUnlessDtype(
+      Node* node,
+      const FunctionSchema& schema,
+      const std::string& devices) {
+    const auto index = schema.argumentIndexWithName("dtype");
+    if (!index || static_cast<size_t>(*index) >= node->inputs().size() ||
+        node->input(*index)->type()->kind() == TypeKind::NoneType) {
+      castInput(
+          node, 0, schema.arguments()[0].type(), ops::kToFp32, devices);
+      return;
+    }
+    Value* dtype = node->input(*index);
+    if (auto constant = toIValue(dtype); constant && !constant->isNone()) {
+      return; // an explicit dtype: eager leaves the op alone
+    }
+    Value* self = node->input(0);
+    if (!isTensor(self->type()) || alreadyCast(self, ops::kToFp32, devices)) {
+      return;
+    }
+    Node* cast = createCast(
+        ops::kToFp32,
+        {self, devicesConstant(devices), dtype},
+        {TensorType::get()},
+        node);
+    node->replaceInput(0, cast->output());
+  }
+
+  // promote: eager picks the widest dtype among the Tensor and Tensor[]
+  // arguments, then casts those and the `Tensor?` ones to it (a `Tensor?`
+  // has no say: bilinear's bias). The IR cast covers the Tensor arguments,
+  // or the one Tensor[] (cat, stack); `Tensor?` ones are left to the op's
+  // own autocast kernel, which casts them to the same dtype at run time.
+  void promoteInputs(
+      Node* node,
+      const FunctionSchema& schema,
+      const std::string& devices) {
+    std::vector<size_t> indices;
+    std::optional<size_t> list_index;
+    for (size_t i = 0;
+         i < node->inputs().size() && i < schema.arguments().size();
+         ++i) {
+      const TypePtr& formal = schema.arguments()[i].type();
+      if (isTensor(formal)) {
+        indices.push_back(i);
+      } else if (isTensorList(formal) && !list_index) {
+        list_index = i;
+      }
+    }
+    if (indices.empty() && list_index) {
+      castInput(
+          node,
+          *list_index,
+          schema.arguments()[*list_index].type(),
+          ops::kPromote,
+          devices);
+      return;
+    }
+    // index_put.hacked_twin's Tensor[] indices are integer tensors: eager's
+    // promote never looks at them.
+    if (indices.size() < 2 || indices.size() > 4 ||
+        alreadyCast(node->input(indices[0]), ops::kPromote, devices)) {
+      return;
+    }
+    std::vector<Value*> inputs;
+    std::vector<TypePtr> types;
+    for (size_t i : indices) {
+      inputs.push_back(node->input(i));
+      types.push_back(TensorType::get());
+    }
+    inputs.push_back(devicesConstant(devices));
+    Node* cast = createCast(ops::kPromote, inputs, types, node);
+    for (size_t k = 0; k < indices.size(); ++k) {
+      node->replaceInput(indices[k], cast->output(k));
+    }
+  }
+
+  // One constant per device set, at the top of the graph.
+  Value* devicesConstant(const std::string& devices) {
+    auto it = devices_constants_.find(devices);
+    if (it != devices_constants_.end()) {
+      return it->second;
+    }
+    WithInsertPoint guard(graph_.block()->nodes().front());
+    Value* value = graph_.insertConstant(devices);
+    devices_constants_.emplace(devices, value);
+    return value;
+  }
+
+  Graph& graph_;
+  OpenScopes scopes_;
+  Value* caller_region_ = nullptr;
+  std::map<std::string, Value*> devices_constants_;
+  bool changed_ = false;
+};
+
+} // namespace
+
+bool InsertSmartCasts(const std::shared_ptr<Graph>& graph) {
+  return CastInserter(*graph).run();
+}
+
+} // namespace jitamp

@@ -1,0 +1,24 @@
+// Pass: eager autocast's per-op casts, as ops the JIT can see.
+#pragma once
+
+#include <memory>
+
+namespace torch::jit {
+struct Graph;
+} // namespace torch::jit
+
+namespace jitamp {
+
+// Before every op that eager autocast handles on some device (the effective
+// policy table, policy_table.h), inserts the smart cast of that op's policy
+// on its tensor inputs, including `Tensor?` and `Tensor[]` ones:
+// jitamp::autocast_to_fp16 / autocast_to_fp32 / autocast_promote
+// (cast_ops.cpp), each deciding at run time from its input and the
+// thread's autocast state. Each cast takes the token of its region: the
+// innermost open scope's (LowerAutocastScopes runs first), or
+// jitamp::autocast_caller_region() outside any scope. Idempotent. Returns
+// whether it changed the graph. Does not enter fork subgraphs (see
+// RewriteAutocast).
+bool InsertSmartCasts(const std::shared_ptr<torch::jit::Graph>& graph);
+
+} // namespace jitamp

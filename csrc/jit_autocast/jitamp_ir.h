@@ -1,0 +1,70 @@
+// What jitamp's passes share: the symbols of the jitamp ops and a few
+// questions about TorchScript IR. Header-only; included by the pass files.
+#pragma once
+
+#include <torch/csrc/jit/ir/ir.h>
+
+#include <string>
+
+namespace jitamp {
+
+// Symbols of the ops registered in library.cpp.
+namespace ops {
+inline const c10::Symbol kEnter =
+    c10::Symbol::fromQualString("jitamp::autocast_enter");
+inline const c10::Symbol kExit =
+    c10::Symbol::fromQualString("jitamp::autocast_exit");
+inline const c10::Symbol kCacheEnabled =
+    c10::Symbol::fromQualString("jitamp::autocast_cache_enabled");
+inline const c10::Symbol kCallerRegion =
+    c10::Symbol::fromQualString("jitamp::autocast_caller_region");
+inline const c10::Symbol kToFp16 =
+    c10::Symbol::fromQualString("jitamp::autocast_to_fp16");
+inline const c10::Symbol kToFp32 =
+    c10::Symbol::fromQualString("jitamp::autocast_to_fp32");
+inline const c10::Symbol kPromote =
+    c10::Symbol::fromQualString("jitamp::autocast_promote");
+inline const c10::Symbol kWait = c10::Symbol::fromQualString("jitamp::wait");
+} // namespace ops
+
+inline bool isSmartCast(const torch::jit::Node* node) {
+  const auto kind = node->kind();
+  return kind == ops::kToFp16 || kind == ops::kToFp32 || kind == ops::kPromote;
+}
+
+// prim::fork / prim::awaitable: nodes whose Subgraph runs as its own graph.
+inline bool hasTaskSubgraph(const torch::jit::Node* node) {
+  return (node->kind() == c10::prim::fork ||
+          node->kind() == c10::prim::awaitable) &&
+      node->hasAttribute(c10::attr::Subgraph);
+}
+
+// The first jitamp op of every rewritten graph (the cache flag of its first
+// scope, or the caller's region token) gets a value name that says what to
+// do: loading a saved model without `import jitamp` fails at that line, and
+// TorchScript's error shows it ("Unknown builtin op: jitamp::...").
+inline std::string loadHint(const char* what) {
+  return std::string(what) + "_needs_import_jitamp";
+}
+
+// The autocast context-manager classes as TorchScript compiles them
+// (torch.autocast, torch.amp / torch.cpu.amp / torch.cuda.amp .autocast),
+// with the name mangling of models loaded from disk stripped.
+inline bool isAutocastClass(const c10::TypePtr& type) {
+  const auto cls = type->cast<c10::ClassType>();
+  if (!cls || !cls->name()) {
+    return false;
+  }
+  std::string name;
+  for (const auto& atom : cls->name()->atoms()) {
+    if (atom.rfind("___torch_mangle_", 0) == 0) {
+      continue;
+    }
+    name += name.empty() ? atom : "." + atom;
+  }
+  return name == "__torch__.torch.amp.autocast_mode.autocast" ||
+      name == "__torch__.torch.cpu.amp.autocast_mode.autocast" ||
+      name == "__torch__.torch.cuda.amp.autocast_mode.autocast";
+}
+
+} // namespace jitamp

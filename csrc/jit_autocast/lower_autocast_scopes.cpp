@@ -1,0 +1,99 @@
+#include "lower_autocast_scopes.h"
+
+#include "jitamp_ir.h"
+#include "open_scopes.h"
+
+#include <torch/csrc/jit/frontend/error_report.h>
+#include <torch/csrc/jit/jit_log.h>
+#include <torch/custom_class.h>
+
+namespace jitamp {
+
+using namespace torch::jit;
+
+namespace {
+
+c10::TypePtr guardType() {
+  auto type =
+      torch::getCustomClass("__torch__.torch.classes.jitamp.AutocastGuard");
+  TORCH_INTERNAL_ASSERT(type, "jitamp's op library is not loaded");
+  return type;
+}
+
+class ScopeLowering {
+ public:
+  explicit ScopeLowering(Graph& graph) : graph_(graph) {}
+
+  bool run() {
+    lowerBlock(graph_.block());
+    return changed_;
+  }
+
+ private:
+  void lowerBlock(Block* block) {
+    for (auto it = block->nodes().begin(); it != block->nodes().end();) {
+      Node* node = *it;
+      ++it; // the node may be destroyed below
+      if (node->kind() == prim::Enter &&
+          isAutocastClass(node->input()->type())) {
+        lowerEnter(node);
+      } else if (
+          node->kind() == prim::Exit &&
+          isAutocastClass(node->input()->type())) {
+        lowerExit(node);
+      } else if (!scopes_.track(node)) {
+        for (Block* sub : node->blocks()) {
+          lowerBlock(sub);
+        }
+      }
+    }
+  }
+
+  void lowerEnter(Node* enter) {
+    Value* autocast = enter->input();
+    WithInsertPoint guard(enter);
+    Node* lowered = graph_.create(ops::kEnter, {autocast}, 2);
+    lowered->output(0)->setType(guardType());
+    lowered->output(1)->setType(IntType::get());
+    lowered->setSourceRange(enter->sourceRange());
+    graph_.insertNode(lowered);
+    // `with autocast(...) as ac`: __enter__ returns self.
+    enter->output()->replaceAllUsesWith(autocast);
+    scopes_.track(lowered);
+    GRAPH_UPDATE("Lowered ", *enter, " to ", *lowered);
+    enter->destroy();
+    changed_ = true;
+  }
+
+  void lowerExit(Node* exit) {
+    const OpenScope* scope = scopes_.findByAutocast(exit->input());
+    if (scope == nullptr) {
+      throw ErrorReport(exit->sourceRange())
+          << "jitamp: found the end of an autocast scope without its start";
+    }
+    if (exit->hasUses()) {
+      throw ErrorReport(exit->sourceRange())
+          << "jitamp: the result of an autocast __exit__ is used";
+    }
+    WithInsertPoint guard(exit);
+    Node* lowered = graph_.create(ops::kExit, {scope->guard}, 0);
+    lowered->setSourceRange(exit->sourceRange());
+    graph_.insertNode(lowered);
+    scopes_.track(lowered);
+    GRAPH_UPDATE("Lowered ", *exit, " to ", *lowered);
+    exit->destroy();
+    changed_ = true;
+  }
+
+  Graph& graph_;
+  OpenScopes scopes_;
+  bool changed_ = false;
+};
+
+} // namespace
+
+bool LowerAutocastScopes(const std::shared_ptr<Graph>& graph) {
+  return ScopeLowering(*graph).run();
+}
+
+} // namespace jitamp

@@ -1,0 +1,110 @@
+// jitamp._C: the Python face of the passes and the policy table. Importing
+// it also registers the jitamp ops (the files of csrc/jit_autocast, linked
+// into the same library).
+#include "function_rewrite.h"
+#include "insert_smart_casts.h"
+#include "jitamp_rewrite.h"
+#include "lower_autocast_scopes.h"
+#include "make_waits_blocking.h"
+#include "policy_table.h"
+#include "record_autocast_cache_flags.h"
+
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/python/pybind_utils.h>
+#include <torch/extension.h>
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "jitamp's compiled pass and ops";
+
+  m.def(
+      "rewrite_graph",
+      [](const std::shared_ptr<torch::jit::Graph>& graph) {
+        return jitamp::RewriteAutocast(graph);
+      },
+      py::arg("graph"),
+      "Rewrite one graph in place; returns whether it changed.");
+
+  m.def(
+      "rewrite_function",
+      [](const torch::jit::StrongFunctionPtr& function, bool simple_executor) {
+        return jitamp::RewriteFunction(
+            *function.function_, jitamp::RewriteOptions{simple_executor});
+      },
+      py::arg("function"),
+      py::arg("simple_executor") = true,
+      "Rewrite a ScriptFunction and what it calls; returns the names changed.");
+
+  m.def(
+      "rewrite_module",
+      [](const torch::jit::Module& module, bool simple_executor) {
+        return jitamp::RewriteModule(
+            module, jitamp::RewriteOptions{simple_executor});
+      },
+      py::arg("module"),
+      py::arg("simple_executor") = true,
+      "Rewrite every method of a ScriptModule (its C++ `_c`) and submodules.");
+
+  m.def(
+      "function_has_run",
+      [](const torch::jit::StrongFunctionPtr& function) {
+        return jitamp::HasRun(*function.function_);
+      },
+      py::arg("function"));
+
+  using GraphPass = bool (*)(const std::shared_ptr<torch::jit::Graph>&);
+  const std::pair<const char*, GraphPass> passes[] = {
+      {"record_autocast_cache_flags", jitamp::RecordAutocastCacheFlags},
+      {"lower_autocast_scopes", jitamp::LowerAutocastScopes},
+      {"make_waits_blocking", jitamp::MakeWaitsBlocking},
+      {"insert_smart_casts", jitamp::InsertSmartCasts},
+  };
+  for (const auto& [name, pass] : passes) {
+    m.def(
+        name,
+        [pass = pass](const std::shared_ptr<torch::jit::Graph>& graph) {
+          return pass(graph);
+        },
+        py::arg("graph"),
+        "One pass of the pipeline on one graph; returns whether it changed.");
+  }
+
+  m.def(
+      "policy_table",
+      [] {
+        py::list rows;
+        for (const auto& row : jitamp::tableRows()) {
+          rows.append(py::make_tuple(
+              row.op,
+              jitamp::policyName(row.cpu),
+              jitamp::policyName(row.cuda),
+              jitamp::policyName(row.effective.cpu),
+              jitamp::policyName(row.effective.cuda),
+              row.via));
+        }
+        return rows;
+      },
+      "(op, cpu, cuda, effective cpu, effective cuda, via) per table row.");
+
+  m.def(
+      "ops_missing_from_table",
+      [](const std::string& device) {
+        return jitamp::opsMissingFromTable(c10::Device(device).type());
+      },
+      py::arg("device"),
+      "Ops the installed torch autocasts on `device` that the table lacks.");
+
+  m.def(
+      "override_autocast_kernel_for_testing",
+      [](const std::string& op,
+         const std::string& device,
+         std::optional<bool> has_kernel) {
+        jitamp::overrideAutocastKernelForTesting(
+            op, c10::Device(device).type(), has_kernel);
+      },
+      py::arg("op"),
+      py::arg("device"),
+      py::arg("has_kernel"),
+      "Tests only: pretend torch has (or lacks) an autocast kernel.");
+}

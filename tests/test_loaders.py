@@ -1,0 +1,150 @@
+"""A rewritten model saved with torch.jit.save runs as eager does under every
+Python loader: torch.jit.load (after `import jitamp`) and jitamp.load, for a
+model scripted with jitamp enabled and for one converted from a plain saved
+model (`jitamp convert`). C++ loaders: tests/test_cpp_deploy.py.
+
+The model carries a loader object (python/jitamp/_loader.py) whose
+__setstate__ configures it while it is loaded; without it, PyTorch's
+built-in JIT autocast runs on the loaded graph at its first call under an
+eager autocast (bfloat16 where eager gives float32 behind the scripted
+enabled=False scope), and the profiling executor's symbolic autodiff
+handles training.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import pytest
+import torch
+from torch import nn
+
+import jitamp
+from oracle import check_against_eager, cpu_autocast, script
+
+
+class IssueModel(nn.Module):
+    """The model of issue 10: a Linear outside any scope, then a scripted
+    autocast-disabled region."""
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.l(x)
+        with torch.autocast("cpu", enabled=False):
+            z = torch.mm(y.float(), y.float().t())
+        return z
+
+
+class ScopedModel(nn.Module):
+    """A bfloat16 region with an fp32 region inside, and a submodule call."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.LayerNorm(16))
+        self.out = nn.Linear(16, 8)
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            h = self.inner(x)
+            with torch.autocast("cpu", enabled=False):
+                s = torch.softmax(h.float() @ h.float().t(), dim=-1)
+            y = self.out(s @ h)
+        return y + x
+
+
+MODELS = {"issue": IssueModel, "scoped": ScopedModel}
+CASES = {
+    "plain": None,
+    "outer_bf16": cpu_autocast(torch.bfloat16),
+    "outer_fp16": cpu_autocast(torch.float16),
+}
+
+
+def _save_scripted(model: nn.Module, path: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.jit.save(script(model), path)
+
+
+def _save_converted(model: nn.Module, path: str) -> None:
+    """Scripted and saved without jitamp, then `jitamp convert`."""
+    plain = path + ".plain.pt"
+    was_enabled = jitamp.is_enabled()
+    jitamp.disable()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.jit.save(torch.jit.script(model), plain)
+    finally:
+        if was_enabled:
+            jitamp.enable()
+    done = subprocess.run([sys.executable, "-m", "jitamp", "convert", plain, path],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+
+
+SAVERS = {"scripted": _save_scripted, "converted": _save_converted}
+LOADERS = {"torch.jit.load": torch.jit.load, "jitamp.load": jitamp.load}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("loader", list(LOADERS))
+@pytest.mark.parametrize("saver", list(SAVERS))
+@pytest.mark.parametrize("name", list(MODELS))
+def test_loaded_model_equals_eager(tmp_path, name, saver, loader, case):
+    torch.manual_seed(0)
+    model = MODELS[name]()
+    path = str(tmp_path / "model.pt")
+    SAVERS[saver](model, path)
+    x = torch.randn(4, 8)
+    for grad in (False, True):  # inference, then training (input gradients)
+        loaded = LOADERS[loader](path)  # fresh: nothing of it has run
+        check_against_eager(model, [x], scripted=loaded, outer=CASES[case], grad=grad)
+
+
+def test_loaded_in_a_process_with_builtin_jit_autocast_on(tmp_path):
+    """The usual server: `import jitamp; torch.jit.load(...)`, jitamp never
+    enabled, PyTorch's built-in JIT autocast on (its default)."""
+    torch.manual_seed(0)
+    model = IssueModel()
+    path = str(tmp_path / "model.pt")
+    _save_scripted(model, path)
+    x = torch.randn(4, 8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = model(x)
+    code = f"""
+import warnings, torch, jitamp
+warnings.simplefilter("ignore")
+assert not jitamp.is_enabled() and torch._C._jit_set_autocast_mode(True)
+m = torch.jit.load({path!r})
+x = torch.load({str(tmp_path / 'x.pt')!r})
+outs = []
+for _ in range(3):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        outs.append(m(x))
+torch.save(outs, {str(tmp_path / 'outs.pt')!r})
+"""
+    torch.save(x, str(tmp_path / "x.pt"))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    for out in torch.load(str(tmp_path / "outs.pt")):
+        assert out.dtype == expected.dtype and torch.equal(out, expected)
+
+
+def test_loader_object_is_saved_with_the_model(tmp_path):
+    torch.manual_seed(0)
+    model = ScopedModel()
+    path = str(tmp_path / "model.pt")
+    _save_scripted(model, path)
+    loaded = torch.jit.load(path)
+    assert loaded._c.hasattr("_jitamp_loader")
+    # Saved again, loaded again: still there, still configures the model.
+    torch.jit.save(loaded, path)
+    again = torch.jit.load(path)
+    assert again._c.hasattr("_jitamp_loader")
+    check_against_eager(model, [torch.randn(2, 8)], scripted=again,
+                        outer=cpu_autocast(torch.float16), grad=True)
