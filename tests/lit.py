@@ -8,12 +8,22 @@ A case file is Python source with lines like
 `%s` is the case file. The `jitamp ...` part runs in-process (jitamp.cli),
 its output is piped to the `filecheck` package (LLVM FileCheck's directives:
 CHECK, CHECK-LABEL, CHECK-NEXT, CHECK-NOT, CHECK-DAG, captures).
+
+Implicit check-not. Each pattern in IMPLICIT_CHECK_NOT may appear in a RUN's
+dump only on lines that the RUN's positive checks (PREFIX:, -NEXT, -DAG,
+-LABEL, -COUNT-n) name: the dump must hold exactly as many lines with it as
+those check lines (n for -COUNT-n). This stands in for LLVM FileCheck's
+`--implicit-check-not`, which the filecheck package lacks. So a case says
+nothing about `jitamp::autocast_caller_region` when its graph casts only
+inside scopes, and a case that expects one (a cast outside any scope, an
+inlined callee's) opts out for exactly that node by checking it.
 """
 from __future__ import annotations
 
 import contextlib
 import io
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -32,6 +42,10 @@ class RunLine:
 
 class LitFailure(Exception):
     pass
+
+
+# A caller-region node exists only where a graph casts outside any scope.
+IMPLICIT_CHECK_NOT = ("jitamp::autocast_caller_region",)
 
 
 def parse_run_lines(path: str) -> list[RunLine]:
@@ -80,6 +94,42 @@ def run_filecheck(args: list[str], text: str) -> None:
         )
 
 
+def check_prefixes(filecheck_args: list[str]) -> list[str]:
+    prefixes = []
+    args = iter(filecheck_args)
+    for arg in args:
+        name, eq, value = arg.partition("=")
+        if name in ("--check-prefix", "--check-prefixes"):
+            prefixes.extend((value if eq else next(args, "")).split(","))
+    return prefixes or ["CHECK"]
+
+
+def positive_check_count(path: str, prefixes: list[str], pattern: str) -> int:
+    """How many dump lines the positive checks of `prefixes` that name
+    `pattern` match."""
+    directive = re.compile(
+        rf"\b(?:{'|'.join(map(re.escape, prefixes))})(?:-NEXT|-DAG|-LABEL|-COUNT-(\d+))?(?:{{LITERAL}})?:(.*)$")
+    count = 0
+    with open(path) as f:
+        for line in f:
+            match = directive.search(line)
+            if match and pattern in match.group(2):
+                count += int(match.group(1) or 1)
+    return count
+
+
+def check_implicit_not(path: str, filecheck_args: list[str], text: str) -> None:
+    prefixes = check_prefixes(filecheck_args)
+    for pattern in IMPLICIT_CHECK_NOT:
+        in_dump = sum(pattern in line for line in text.splitlines())
+        named = positive_check_count(path, prefixes, pattern)
+        if in_dump != named:
+            raise LitFailure(
+                f"implicit check-not: the dump has {in_dump} line(s) with `{pattern}`, the "
+                f"{','.join(prefixes)} checks name {named} (a dump may hold it only where a "
+                f"positive check names it; see IMPLICIT_CHECK_NOT in tests/lit.py)\n--- dump ---\n{text}")
+
+
 def run_case(path: str) -> int:
     """Runs every RUN line of the case; raises LitFailure. Returns the count."""
     runs = parse_run_lines(path)
@@ -87,6 +137,7 @@ def run_case(path: str) -> int:
         try:
             text = run_dump(run.dump_args)
             run_filecheck(run.filecheck_args, text)
+            check_implicit_not(path, run.filecheck_args, text)
         except LitFailure as failure:
             raise LitFailure(f"{path}:{run.line_number}: {failure}") from None
     return len(runs)

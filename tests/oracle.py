@@ -6,10 +6,34 @@ calls 1, 2, 3 and 10 (so the profiling executor's optimized plan is covered)
 runs eager and scripted side by side and compares: output structure, dtypes
 and values (bitwise by default), raised errors (type and message), gradients
 (dtype and value) when asked, and the thread's autocast state after the call.
+
+Errors (`assert_same_error`). TorchScript reports an error raised in scripted
+code as "The following operation failed in the TorchScript interpreter.",
+its scripted traceback, then `NAME: MESSAGE` -- once more around it for an
+error raised in a forked task and re-raised by `torch.jit.wait`. Measured on
+torch 2.13 (and what the rule compares):
+
+- an op's error (c10 error) keeps its Python class (RuntimeError,
+  NotImplementedError, ...); NAME is always "RuntimeError": the scripted
+  exception must be of eager's exact class;
+- a `raise ValueError("...")` statement in scripted code raises
+  `torch.jit.Error` (not a RuntimeError subclass), a forked one RuntimeError;
+  NAME is the qualified class ("builtins.ValueError"): it must be eager's
+  class, and the scripted exception `torch.jit.Error` or RuntimeError;
+- the message: with every interpreter layer removed, MESSAGE must equal
+  eager's `str(exc)` exactly (trailing newlines aside) and be non-empty (an
+  empty message proves nothing: give the raise a message).
+
+TorchScript itself (with or without jitamp) changes some errors, which this
+rule reports as differences: `assert` raises torch.jit.Error "AssertionError:
+msg", a missing dict key RuntimeError "KeyError: k", a list index
+RuntimeError, and a Python exception from a `@torch.jit.ignore` function
+RuntimeError "ValueError: msg\n\nAt: <python frames>".
 """
 from __future__ import annotations
 
 import contextlib
+import re
 import warnings
 from typing import Any, Callable, Iterable, Sequence
 
@@ -34,10 +58,42 @@ def autocast_state() -> tuple:
     )
 
 
+# torch.jit.script/save/load/trace/freeze/optimize_for_inference warn that
+# TorchScript is deprecated: DeprecationWarning on torch 2.13, FutureWarning
+# (shown by default) from 2.14. Tests silence it; the library does not.
+TORCHSCRIPT_DEPRECATION = r"`torch\.jit\.\w+` is deprecated"
+
+
+@contextlib.contextmanager
+def torchscript_deprecation_ignored():
+    """A warnings.catch_warnings() block that ignores TorchScript's
+    deprecation warning (both categories) and nothing else."""
+    with warnings.catch_warnings():
+        for category in (DeprecationWarning, FutureWarning):
+            warnings.filterwarnings("ignore", message=TORCHSCRIPT_DEPRECATION, category=category)
+        yield
+
+
+def reset_autocast_state() -> None:
+    """Back to a fresh thread's autocast state (for fixtures that keep a test
+    which leaks state -- a bug the oracle reports there -- from failing the
+    tests after it)."""
+    torch.set_autocast_enabled("cpu", False)
+    torch.set_autocast_enabled("cuda", False)
+    torch.set_autocast_dtype("cpu", torch.bfloat16)
+    torch.set_autocast_dtype("cuda", torch.float16)
+    torch.set_autocast_cache_enabled(True)
+    while torch.autocast_decrement_nesting() > 0:
+        pass
+    if autocast_state()[-1] < 0:
+        while torch.autocast_increment_nesting() < 0:
+            pass
+    torch.clear_autocast_cache()
+
+
 def script(obj: Any, *, profiling_executor: bool = False) -> Any:
     """torch.jit.script with jitamp enabled (and the deprecation quiet)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
+    with torchscript_deprecation_ignored():
         was_enabled = jitamp.is_enabled()
         if was_enabled:
             jitamp.disable()
@@ -133,9 +189,45 @@ def _run(fn: Callable, args: Sequence[Any], outer: Callable[[], Any] | None,
     return result, error, grads, state_inside
 
 
-def _normalize_error(message: str) -> str:
-    # TorchScript appends the scripted source trace; eager has none.
-    return message.split("\n")[0].strip()
+_INTERPRETER_ERROR = "The following operation failed in the TorchScript interpreter.\n"
+# The line after a scripted traceback that names the error: `NAME: MESSAGE`.
+# Traceback lines never match: frames are indented, source lines at column 0
+# are `def ...(`, headers have spaces before their colon.
+_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*): ", re.MULTILINE)
+
+
+def unwrap_torchscript_error(message: str) -> tuple[str | None, str]:
+    """(NAME of the innermost `NAME: MESSAGE` line, or None when the message
+    is not the interpreter's; MESSAGE without the interpreter's layers)."""
+    name = None
+    while message.startswith(_INTERPRETER_ERROR):
+        line = _ERROR_LINE.search(message, len(_INTERPRETER_ERROR))
+        if line is None:
+            break
+        name, message = line.group(1), message[line.end():]
+    return name, message.rstrip("\n")
+
+
+def _qualified(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def assert_same_error(eager: BaseException, scripted: BaseException, where: str = "error") -> None:
+    """The rule in the module docstring: same class, same non-empty message."""
+    detail = f"\neager raised {eager!r}\nscripted raised {scripted!r}"
+    eager_message = str(eager).rstrip("\n")
+    assert eager_message.strip(), (
+        f"{where}: eager raised {type(eager).__name__} with an empty message, "
+        f"which cannot be compared; raise it with a message{detail}")
+    name, message = unwrap_torchscript_error(str(scripted))
+    if name is not None and "." in name:  # a TorchScript `raise` statement
+        assert name == _qualified(type(eager)), f"{where}: scripted raised {name}, eager {_qualified(type(eager))}{detail}"
+        assert type(scripted) in (torch.jit.Error, RuntimeError), (
+            f"{where}: a scripted `raise` surfaced as {_qualified(type(scripted))}{detail}")
+    else:
+        assert type(scripted) is type(eager), (
+            f"{where}: scripted raised {_qualified(type(scripted))}, eager {_qualified(type(eager))}{detail}")
+    assert message == eager_message, f"{where}: messages differ{detail}"
 
 
 def check_against_eager(
@@ -176,12 +268,11 @@ def check_against_eager(
         if e_err is not None or s_err is not None:
             assert e_err is not None, f"{where}: scripted raised {s_err!r}, eager returned"
             assert s_err is not None, f"{where}: eager raised {e_err!r}, scripted returned"
-            assert _normalize_error(str(e_err)) in str(s_err), (
-                f"{where}: eager raised {e_err!r}\nscripted raised {s_err!r}")
+            assert_same_error(e_err, s_err, where)
             continue
         assert_same(e_res, s_res, exact=exact, what=f"{where} output", rtol=rtol, atol=atol)
         if grad:
-            assert len(e_grads) == len(s_grads)
+            assert len(e_grads) == len(s_grads), f"{where}: {len(e_grads)} gradients eager, {len(s_grads)} scripted"
             for k, (ge, gs) in enumerate(zip(e_grads, s_grads)):
                 assert (ge is None) == (gs is None), f"{where}: grad[{k}] None on one side"
                 if ge is not None:

@@ -1,13 +1,12 @@
 """enable()/disable()/rewrite(): hooks, idempotence, errors, and that the
 JIT's own passes keep what jitamp inserted."""
 import io
-import warnings
 
 import pytest
 import torch
 
 import jitamp
-from oracle import check_against_eager, cpu_autocast, script
+from oracle import check_against_eager, cpu_autocast, script, torchscript_deprecation_ignored
 
 
 def scoped_mm(x, y):
@@ -32,8 +31,7 @@ class ScopedLinear(torch.nn.Module):
 
 def _script_without_jitamp(obj):
     assert not jitamp.is_enabled()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
+    with torchscript_deprecation_ignored():
         return torch.jit.script(obj)
 
 
@@ -71,8 +69,7 @@ def test_hooks_chain_to_hooks_already_installed():
     torch._C._jit_set_emit_hooks(lambda m: seen.append("module"), lambda f: seen.append("function"))
     try:
         with jitamp.enable():
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)
+            with torchscript_deprecation_ignored():
                 fn = torch.jit.script(scoped_mm)
         assert "function" in seen
         assert "jitamp::autocast_enter" in _kinds(fn.graph)
@@ -114,9 +111,15 @@ def test_rewrite_after_run_is_a_clear_error():
 
 
 def test_rewrite_after_run_is_fine_when_already_rewritten():
+    # Already rewritten: rewrite() after a run is a no-op, not the
+    # "already run" error, and the function still behaves as eager.
     fn = script(scoped_mm)
-    fn(torch.randn(2, 2), torch.randn(2, 2))
-    jitamp.rewrite(fn)
+    x, y = torch.randn(2, 2), torch.randn(2, 2)
+    fn(x, y)
+    before = str(fn.graph)
+    assert jitamp.rewrite(fn) is fn
+    assert str(fn.graph) == before
+    check_against_eager(scoped_mm, (x, y), scripted=fn)
 
 
 def test_rewrite_follows_callees():
@@ -142,8 +145,7 @@ def test_module_scripted_before_enable_is_recompiled_after():
 
 def _save_and_load(scripted):
     buffer = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
+    with torchscript_deprecation_ignored():
         torch.jit.save(scripted, buffer)
         buffer.seek(0)
         return torch.jit.load(buffer)
@@ -210,8 +212,7 @@ def test_freezing_does_not_fold_casts_of_constant_weights():
     # torch.jit.freeze turns weights into constants and propagates them; a
     # cast folded then (autocast off) would be wrong for calls under autocast.
     model = PlainLinear().eval()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
+    with torchscript_deprecation_ignored():
         frozen = torch.jit.freeze(script(model))
     graph = frozen.forward.graph
     weight_casts = [

@@ -3,7 +3,6 @@ import io
 import os
 import subprocess
 import sys
-import warnings
 from contextlib import redirect_stderr, redirect_stdout
 
 import expecttest
@@ -11,6 +10,7 @@ import pytest
 import torch
 
 from jitamp.cli import main
+from oracle import torchscript_deprecation_ignored
 
 PROGRAMS = os.path.join(os.path.dirname(__file__), "cli_inputs", "programs.py")
 
@@ -155,8 +155,7 @@ def test_dump_function_module_factory_and_saved(tmp_path):
     from cli_inputs.programs import ScopedLinear
 
     path = tmp_path / "model.pt"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
+    with torchscript_deprecation_ignored():
         import jitamp
 
         jitamp.disable()
@@ -214,8 +213,7 @@ def test_convert_round_trip(tmp_path):
 
     model = ScopedLinear().eval()
     src, dst = tmp_path / "in.pt", tmp_path / "out.pt"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
+    with torchscript_deprecation_ignored():
         import jitamp
 
         jitamp.disable()

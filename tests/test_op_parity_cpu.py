@@ -48,7 +48,7 @@ from torch import Tensor
 
 import jitamp
 from jitamp.passes import dispatcher_autocast_ops
-from oracle import check_against_eager, script
+from oracle import check_against_eager, script, torchscript_deprecation_ignored
 
 CPU_OPS = dispatcher_autocast_ops("cpu")
 
@@ -1026,8 +1026,7 @@ def _script_restoring_alias(fn: Callable, op: str):
     # (which may be the jitamp-rewritten one of test_normalized_alias_as_written).
     torch.jit._state._jit_caching_layer.pop(fn, None)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
+        with torchscript_deprecation_ignored():
             compiled = torch.jit.script(fn)
     finally:
         if was_enabled:

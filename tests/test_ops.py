@@ -92,9 +92,13 @@ def test_to_fp32_casts_as_an_fp32_op_does(dtype, enabled):
 def test_device_set_restricts_the_policy():
     x = torch.ones(2, 2, dtype=torch.bfloat16)
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        # exp is fp32 on CUDA only: eager keeps bf16 on CPU.
-        assert ops.autocast_to_fp32(x, "cuda", region()).dtype == torch.exp(x).dtype == torch.bfloat16
-        assert ops.autocast_to_fp32(x, "cpu", region()).dtype == torch.float32
+        # exp is fp32 on CUDA only, cdist on both: eager's CPU results are
+        # what a cast for "cuda" and one for "cpu" must give a CPU tensor.
+        cuda_only = ops.autocast_to_fp32(x, "cuda", region())
+        cpu = ops.autocast_to_fp32(x, "cpu", region())
+        assert cuda_only.dtype == torch.exp(x).dtype
+        assert cpu.dtype == torch.cdist(x, x).dtype
+    assert cuda_only.dtype != cpu.dtype, "the case must tell the two device sets apart"
 
 
 def test_promote_matches_eager_cat():
@@ -119,10 +123,15 @@ def test_promote_raises_where_eager_raises():
 
 
 def test_if_no_dtype_leaves_explicit_dtype_alone():
-    x = torch.ones(2, dtype=torch.bfloat16)
+    """fp32_set_opt_dtype: with an explicit dtype= eager leaves the input to
+    the op; without one it casts as an fp32 op (eager's cdist on CPU) does."""
+    x = torch.ones(2, 2, dtype=torch.bfloat16)
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        assert ops.autocast_to_fp32.if_no_dtype(x, "cpu", torch.bfloat16, region()).dtype == torch.bfloat16
-        assert ops.autocast_to_fp32.if_no_dtype(x, "cpu", None, region()).dtype == torch.float32
+        explicit = ops.autocast_to_fp32.if_no_dtype(x, "cpu", torch.bfloat16, region())
+        no_dtype = ops.autocast_to_fp32.if_no_dtype(x, "cpu", None, region())
+        fp32_op = torch.cdist(x, x).dtype
+    assert explicit.dtype == x.dtype and explicit.data_ptr() == x.data_ptr()
+    assert no_dtype.dtype == fp32_op != x.dtype
 
 
 def test_weights_are_cast_once_per_region_through_eagers_cache():
@@ -137,10 +146,14 @@ def test_weights_are_cast_once_per_region_through_eagers_cache():
 
 
 def test_gradient_comes_back_in_the_input_dtype():
+    """As through eager's own cast (before a lower-precision mm)."""
     w = torch.randn(4, 4, requires_grad=True)
+    v = w.detach().clone().requires_grad_(True)
     with torch.autocast("cpu", dtype=torch.bfloat16):
         ops.autocast_to_fp16(w, "cpu", region()).float().sum().backward()
-    assert w.grad.dtype == torch.float32
+        torch.mm(v, torch.eye(4)).float().sum().backward()
+    assert w.grad.dtype == v.grad.dtype
+    assert torch.equal(w.grad, v.grad)
 
 
 def test_bad_devices_string_is_a_clear_error():
@@ -154,4 +167,6 @@ def test_cuda_casts():
     x = torch.ones(2, 2, device="cuda")
     with torch.autocast("cuda", dtype=torch.float16):
         assert ops.autocast_to_fp16(x, "cuda", region()).dtype == torch.mm(x, x).dtype
-        assert ops.autocast_to_fp16(x, "cpu", region()).dtype == torch.float32
+        # a policy for CPU only leaves a CUDA tensor alone (aliased)
+        cpu_only = ops.autocast_to_fp16(x, "cpu", region())
+        assert cpu_only.dtype == x.dtype and cpu_only.data_ptr() == x.data_ptr()

@@ -44,10 +44,10 @@ def test_save_and_load_in_a_fresh_process(tmp_path):
     with torch.no_grad():
         torch.save({"x": x, "plain": model(x), "under_fp16": _under(model, x)}, str(tmp_path / "expected.pt"))
     result = _run_python(f"""
-        import warnings; warnings.simplefilter("ignore", DeprecationWarning)
         import torch, jitamp
-        from oracle import assert_same
-        model = jitamp.load({str(tmp_path / "model.pt")!r})
+        from oracle import assert_same, torchscript_deprecation_ignored
+        with torchscript_deprecation_ignored():
+            model = jitamp.load({str(tmp_path / "model.pt")!r})
         expected = torch.load({str(tmp_path / "expected.pt")!r})
         with torch.no_grad():
             for call in range(4):

@@ -19,10 +19,8 @@ def bce_functional(x, t):
 
 # DIRECT-LABEL: graph(%x.1 : Tensor,
 # DIRECT-NOT: cuda"
-# DIRECT-NOT: jitamp::autocast_caller_region
 # DIRECT: [[CPU:%[^ ]+]] : str = prim::Constant[value="cpu"]()
 # DIRECT-NOT: cuda"
-# DIRECT-NOT: jitamp::autocast_caller_region
 # DIRECT: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # DIRECT-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CPU]], [[R]])
 # DIRECT-NEXT: [[T:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%t.1, [[CPU]], [[R]])
@@ -34,7 +32,6 @@ def bce_functional(x, t):
 # which comes in with its body.
 # FUNCTIONAL-LABEL: graph(%x.1 : Tensor,
 # FUNCTIONAL-NOT: cuda"
-# FUNCTIONAL-NOT: jitamp::autocast_caller_region
 # FUNCTIONAL: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # FUNCTIONAL-NOT: cuda"
 # FUNCTIONAL: [[CPU:%[^ ]+]] : str = prim::Constant[value="cpu"]()

@@ -27,7 +27,6 @@ class Outer(nn.Module):
 
 # CALL-LABEL: graph(%self : {{.*}}Outer,
 # CALL-NOT: jitamp::autocast_to
-# CALL-NOT: jitamp::autocast_caller_region
 # CALL: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CALL-NEXT: %inner : {{.*}}Inner = prim::GetAttr[name="inner"](%self)
 # CALL-NEXT: %y.1 : Tensor = prim::CallMethod[name="forward"](%inner, %x.1)
@@ -38,7 +37,6 @@ class Outer(nn.Module):
 # token of its caller-region node, spliced into the scope with its body.
 # INLINED-LABEL: graph(%self : {{.*}}Outer,
 # INLINED-NOT: prim::CallMethod[name="forward"]
-# INLINED-NOT: jitamp::autocast_caller_region
 # INLINED: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # INLINED: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # INLINED: [[CR:%[^ ]+]] : int = jitamp::autocast_caller_region()

@@ -12,7 +12,6 @@ def forked(x, y):
 
 # CHECK-LABEL: graph(%x.1 : Tensor,
 # CHECK-NOT: aten::wait
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK-NEXT: %fut.1 : Future[Tensor] = prim::fork_0(%x.1, %y.1)
 # CHECK-NEXT: [[Z:%[^ ]+]] : Tensor = jitamp::wait(%fut.1)

@@ -11,10 +11,8 @@ def magnitude(x):
 
 # CHECK-LABEL: graph(%x.1 : Tensor):
 # CHECK-NOT: "cpu,cuda"
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[CUDA:%[^ ]+]] : str = prim::Constant[value="cuda"]()
 # CHECK: [[P:%[^ ]+]] : int = prim::Constant[value=2]()
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CUDA]], [[R]]){{$}}
 # CHECK-NEXT: %n.1 : Tensor = aten::norm([[X]], [[P]]){{$}}

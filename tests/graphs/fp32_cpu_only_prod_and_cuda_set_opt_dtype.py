@@ -17,10 +17,8 @@ def product_f64(x):
     return p
 
 # NODTYPE-LABEL: graph(%x.1 : Tensor):
-# NODTYPE-NOT: jitamp::autocast_caller_region
 # NODTYPE-DAG: [[CPU:%[^ ]+]] : str = prim::Constant[value="cpu"]()
 # NODTYPE-DAG: [[CUDA:%[^ ]+]] : str = prim::Constant[value="cuda"]()
-# NODTYPE-NOT: jitamp::autocast_caller_region
 # NODTYPE: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # NODTYPE-NEXT: [[C1:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CPU]], [[R]])
 # NODTYPE-NEXT: [[C2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32([[C1]], [[CUDA]], [[R]])
@@ -29,11 +27,9 @@ def product_f64(x):
 
 # DTYPE-LABEL: graph(%x.1 : Tensor):
 # DTYPE-NOT: cuda"
-# DTYPE-NOT: jitamp::autocast_caller_region
 # DTYPE: [[CPU:%[^ ]+]] : str = prim::Constant[value="cpu"]()
 # DTYPE-NOT: cuda"
 # DTYPE: [[F64:%[^ ]+]] : int = prim::Constant[value=7]()
-# DTYPE-NOT: jitamp::autocast_caller_region
 # DTYPE: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # DTYPE-NEXT: [[C1:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CPU]], [[R]])
 # DTYPE-NEXT: %p.1 : Tensor = aten::prod([[C1]], [[F64]])

@@ -10,9 +10,7 @@ def normalize(x, w, b):
     return y
 
 # CHECK-LABEL: graph(%x.1 : Tensor,
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[CUDA:%[^ ]+]] : str = prim::Constant[value="cuda"]()
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK-NEXT: [[SHAPE:%[^ ]+]] : int[] = prim::ListConstruct(
 # CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CUDA]], [[R]])

@@ -12,14 +12,12 @@ def distances(x, y):
 
 # CALL-LABEL: graph(%x.1 : Tensor,
 # CALL-NOT: jitamp::autocast_to
-# CALL-NOT: jitamp::autocast_caller_region
 # CALL: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CALL-NEXT: %d.1 : Tensor = prim::CallFunction({{%[^ ]+}}, %x.1, %y.1,
 # CALL-NEXT: jitamp::autocast_exit([[G]])
 # CALL-NOT: jitamp::autocast_to
 
 # INLINED-LABEL: graph(%x.1 : Tensor,
-# INLINED-NOT: jitamp::autocast_caller_region
 # INLINED: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # The inlined callee brings its own devices constant: both devices. It was
 # rewritten on its own before --inline, so its casts keep the token of its

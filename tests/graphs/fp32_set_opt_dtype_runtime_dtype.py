@@ -20,9 +20,7 @@ def total_as(x, dt: Optional[torch.dtype]):
 
 # SOFTMAX-LABEL: graph(%x.1 : Tensor,
 # SOFTMAX-NEXT: %dt.1 : int?):
-# SOFTMAX-NOT: jitamp::autocast_caller_region
 # SOFTMAX: [[CUDA:%[^ ]+]] : str = prim::Constant[value="cuda"]()
-# SOFTMAX-NOT: jitamp::autocast_caller_region
 # SOFTMAX: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # The if_no_dtype overload: (self, devices, dtype, region), the region last.
 # SOFTMAX-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CUDA]], %dt.1, [[R]]){{$}}
@@ -30,9 +28,7 @@ def total_as(x, dt: Optional[torch.dtype]):
 # SOFTMAX-NEXT: jitamp::autocast_exit([[G]])
 
 # SUM-LABEL: graph(%x.1 : Tensor,
-# SUM-NOT: jitamp::autocast_caller_region
 # SUM: [[CUDA:%[^ ]+]] : str = prim::Constant[value="cuda"]()
-# SUM-NOT: jitamp::autocast_caller_region
 # SUM: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # SUM-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CUDA]], %dt.1, [[R]]){{$}}
 # SUM-NEXT: %s.1 : Tensor = aten::sum([[X]], %dt.1)

@@ -25,11 +25,9 @@ jitamp.rewrite(scripted)
 jitamp.rewrite(scripted)
 
 # CHECK-LABEL: graph(%x.1 : Tensor,
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK-DAG: [[CPU:%[^ ]+]] : str = prim::Constant[value="cpu"]()
 # CHECK-DAG: [[CUDA:%[^ ]+]] : str = prim::Constant[value="cuda"]()
 # CHECK-DAG: [[BOTH:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: prim::CallMethod[name="__init__"]
 # CHECK-NEXT: jitamp::autocast_cache_enabled(
 # CHECK-NEXT: prim::SetAttr[name="_jitamp_cache_enabled"]
@@ -55,4 +53,3 @@ jitamp.rewrite(scripted)
 # CHECK-NOT: jitamp::autocast_cache_enabled
 # CHECK-NOT: jitamp::autocast_to
 # CHECK-NOT: jitamp::autocast_promote
-# CHECK-NOT: jitamp::autocast_caller_region

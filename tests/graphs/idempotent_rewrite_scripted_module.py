@@ -23,10 +23,8 @@ with jitamp.enable():
 jitamp.rewrite(scripted_module)
 
 # CHECK-LABEL: graph(%self : {{.*}}Block,
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # CHECK-NOT: value="cpu,cuda"
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[AC:%[^ ]+]] : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()
 # CHECK-NEXT: prim::CallMethod[name="__init__"]([[AC]],
 # CHECK-NEXT: [[F:%[^ ]+]] : bool = jitamp::autocast_cache_enabled(

@@ -17,8 +17,6 @@ def calls_python(x, y):
 # CHECK-LABEL: graph(%x.1 : Tensor,
 # CHECK-NOT: jitamp::autocast_to
 # CHECK-NOT: cuda"
-# No cast anywhere, so no caller-region node either.
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK-NEXT: %z.1 : Tensor = ^python_helper{{.*}}(%x.1, %y.1){{$}}
 # CHECK-NEXT: jitamp::autocast_exit([[G]])

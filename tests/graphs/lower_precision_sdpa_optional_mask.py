@@ -18,9 +18,7 @@ def attend(q, k, v):
     return o
 
 # MASK-LABEL: graph(%q.1 : Tensor,
-# MASK-NOT: jitamp::autocast_caller_region
 # MASK: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
-# MASK-NOT: jitamp::autocast_caller_region
 # MASK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # MASK-NEXT: [[Q:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%q.1, [[DEV]], [[R]])
 # MASK-NEXT: [[K:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%k.1, [[DEV]], [[R]])
@@ -30,10 +28,8 @@ def attend(q, k, v):
 # MASK-NEXT: jitamp::autocast_exit([[G]])
 
 # NOMASK-LABEL: graph(%q.1 : Tensor,
-# NOMASK-NOT: jitamp::autocast_caller_region
 # NOMASK: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # NOMASK: [[NONE:%[^ ]+]] : NoneType = prim::Constant()
-# NOMASK-NOT: jitamp::autocast_caller_region
 # NOMASK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # NOMASK-NEXT: [[Q:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%q.1, [[DEV]], [[R]])
 # NOMASK-NEXT: [[K:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%k.1, [[DEV]], [[R]])

@@ -20,9 +20,7 @@ class WithExport(nn.Module):
 
 # CHECK: # method forward
 # CHECK-NEXT: graph(%self : {{.*}}WithExport,
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[DEV1:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[G1:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R1:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK-NEXT: [[A:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV1]], [[R1]])
 # CHECK-NEXT: [[B:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV1]], [[R1]])
@@ -30,9 +28,7 @@ class WithExport(nn.Module):
 # CHECK-NEXT: jitamp::autocast_exit([[G1]])
 # CHECK: # method project
 # CHECK-NEXT: graph(%self : {{.*}}WithExport,
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[DEV2:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[G2:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R2:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV2]], [[R2]])
 # CHECK-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV2]], [[R2]])
@@ -44,9 +40,7 @@ class WithExport(nn.Module):
 # ONE: graph(%self : {{.*}}WithExport,
 # ONE-NEXT: %x.1 : Tensor,
 # ONE-NEXT: %w.1 : Tensor):
-# ONE-NOT: jitamp::autocast_caller_region
 # ONE: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
-# ONE-NOT: jitamp::autocast_caller_region
 # ONE: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # ONE-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # ONE-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])

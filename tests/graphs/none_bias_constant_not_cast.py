@@ -11,11 +11,9 @@ def linear_no_bias(x, w):
     return y
 
 # CHECK-LABEL: graph(%x.1 : Tensor,
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # CHECK: [[NONE:%[^ ]+]] : NoneType = prim::Constant()
 # CHECK-NOT: jitamp::autocast_to_fp16([[NONE]]
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CHECK-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])

@@ -18,7 +18,6 @@ class ConvBlock(nn.Module):
 # Conv2d.forward is rewritten on its own before --inline: its casts keep the
 # token of its own caller-region node, which comes in with its body.
 # CHECK-LABEL: graph(%self : {{.*}}ConvBlock,
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # CHECK: [[WT:%[^ ]+]] : Tensor = prim::GetAttr[name="weight"]

@@ -12,10 +12,8 @@ def join(x, y):
 
 # CHECK-LABEL: graph(%x.1 : Tensor,
 # CHECK-NOT: cuda"
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[CPU:%[^ ]+]] : str = prim::Constant[value="cpu"]()
 # CHECK-NOT: cuda"
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK-NEXT: [[L1:%[^ ]+]] : Tensor[] = prim::ListConstruct(%x.1, %y.1)
 # CHECK-NEXT: [[P1:%[^ ]+]] : Tensor[] = jitamp::autocast_promote([[L1]], [[CPU]], [[R]])

@@ -12,9 +12,7 @@ def bil(a, b, w, bias):
     return y
 
 # CHECK-LABEL: graph(%a.1 : Tensor,
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[CUDA:%[^ ]+]] : str = prim::Constant[value="cuda"]()
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK-NEXT: [[A:%[^ ]+]] : Tensor, [[B:%[^ ]+]] : Tensor, [[W:%[^ ]+]] : Tensor = jitamp::autocast_promote(%a.1, %b.1, %w.1, [[CUDA]], [[R]])
 # CHECK-NEXT: %y.1 : Tensor = aten::bilinear([[A]], [[B]], [[W]], %bias.1)

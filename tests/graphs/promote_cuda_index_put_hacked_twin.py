@@ -11,9 +11,7 @@ def put(x, i, v):
     return y
 
 # CHECK-LABEL: graph(%x.1 : Tensor,
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[CUDA:%[^ ]+]] : str = prim::Constant[value="cuda"]()
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK-NEXT: [[IDX:%[^ ]+]] : Tensor[] = prim::ListConstruct(%i.1)
 # CHECK-NEXT: [[X:%[^ ]+]] : Tensor, [[V:%[^ ]+]] : Tensor = jitamp::autocast_promote(%x.1, %v.1, [[CUDA]], [[R]])

@@ -11,10 +11,8 @@ def fused(a, b, c):
 
 # CHECK-LABEL: graph(%a.1 : Tensor,
 # CHECK-NOT: "cpu,cuda"
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[CUDA:%[^ ]+]] : str = prim::Constant[value="cuda"]()
 # CHECK: [[HALF:%[^ ]+]] : float = prim::Constant[value=0.5]()
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK-NEXT: [[A:%[^ ]+]] : Tensor, [[B:%[^ ]+]] : Tensor, [[C:%[^ ]+]] : Tensor = jitamp::autocast_promote(%a.1, %b.1, %c.1, [[CUDA]], [[R]])
 # CHECK-NEXT: %y.1 : Tensor = aten::addcmul([[A]], [[B]], [[C]], [[HALF]])

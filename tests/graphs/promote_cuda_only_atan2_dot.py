@@ -12,9 +12,7 @@ def angle_and_dot(a, b, u, v):
 
 # CHECK-LABEL: graph(%a.1 : Tensor,
 # CHECK-NOT: "cpu
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[CUDA:%[^ ]+]] : str = prim::Constant[value="cuda"]()
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK-NEXT: [[A:%[^ ]+]] : Tensor, [[B:%[^ ]+]] : Tensor = jitamp::autocast_promote(%a.1, %b.1, [[CUDA]], [[R]])
 # CHECK-NEXT: %t.1 : Tensor = aten::atan2([[A]], [[B]])

@@ -12,11 +12,9 @@ def twice(x, y):
     return w
 
 # CHECK-LABEL: graph(%x.1 : Tensor,
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # CHECK: [[AC:%[^ ]+]] : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()
 # CHECK-NOT: prim::CreateObject()
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[G1:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R1:%[^ ]+]] : int = jitamp::autocast_enter([[AC]])
 # CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R1]])
 # CHECK-NEXT: [[Y1:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R1]])

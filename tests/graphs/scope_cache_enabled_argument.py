@@ -17,7 +17,6 @@ def default_cache(x, y):
     return z
 
 # ARG-LABEL: graph(%x.1 : Tensor,
-# ARG-NOT: jitamp::autocast_caller_region
 # ARG: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # ARG: [[AC:%[^ ]+]] : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()
 # ARG-NEXT: prim::CallMethod[name="__init__"]([[AC]], {{.*}}, %c.1)
@@ -32,7 +31,6 @@ def default_cache(x, y):
 # cache_enabled=None (the default) is resolved at run time, as eager's
 # __init__ does.
 # DEFAULT-LABEL: graph(%x.1 : Tensor,
-# DEFAULT-NOT: jitamp::autocast_caller_region
 # DEFAULT: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # DEFAULT: [[NONE:%[^ ]+]] : NoneType = prim::Constant()
 # DEFAULT: [[AC:%[^ ]+]] : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()

@@ -18,9 +18,7 @@ def branchy(x, y, flag: bool, n: int):
     return z
 
 # CHECK-LABEL: graph(%x.1 : Tensor,
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
-# CHECK-NOT: jitamp::autocast_caller_region
 # Casts in the If branches and Loop bodies all take the scope's token.
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK-NEXT: prim::If(%flag.1)

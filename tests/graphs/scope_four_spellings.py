@@ -31,10 +31,8 @@ def spelled_cuda_amp(x, y):
     return z
 
 # AUTOCAST-LABEL: graph(%x.1 : Tensor,
-# AUTOCAST-NOT: jitamp::autocast_caller_region
 # AUTOCAST: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # AUTOCAST: [[AC:%[^ ]+]] : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()
-# AUTOCAST-NOT: jitamp::autocast_caller_region
 # AUTOCAST: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter([[AC]])
 # AUTOCAST-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # AUTOCAST-NEXT: [[Y:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R]])
@@ -43,10 +41,8 @@ def spelled_cuda_amp(x, y):
 # AUTOCAST-NOT: prim::Exit
 
 # AMP-LABEL: graph(%x.1 : Tensor,
-# AMP-NOT: jitamp::autocast_caller_region
 # AMP: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # AMP: [[AC:%[^ ]+]] : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()
-# AMP-NOT: jitamp::autocast_caller_region
 # AMP: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter([[AC]])
 # AMP-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # AMP-NEXT: [[Y:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R]])
@@ -55,10 +51,8 @@ def spelled_cuda_amp(x, y):
 # AMP-NOT: prim::Exit
 
 # CPUAMP-LABEL: graph(%x.1 : Tensor,
-# CPUAMP-NOT: jitamp::autocast_caller_region
 # CPUAMP: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # CPUAMP: [[AC:%[^ ]+]] : __torch__.torch.cpu.amp.autocast_mode.autocast = prim::CreateObject()
-# CPUAMP-NOT: jitamp::autocast_caller_region
 # CPUAMP: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter([[AC]])
 # CPUAMP-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CPUAMP-NEXT: [[Y:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R]])
@@ -67,10 +61,8 @@ def spelled_cuda_amp(x, y):
 # CPUAMP-NOT: prim::Exit
 
 # CUDAAMP-LABEL: graph(%x.1 : Tensor,
-# CUDAAMP-NOT: jitamp::autocast_caller_region
 # CUDAAMP: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # CUDAAMP: [[AC:%[^ ]+]] : __torch__.torch.cuda.amp.autocast_mode.autocast = prim::CreateObject()
-# CUDAAMP-NOT: jitamp::autocast_caller_region
 # CUDAAMP: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter([[AC]])
 # CUDAAMP-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CUDAAMP-NEXT: [[Y:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R]])

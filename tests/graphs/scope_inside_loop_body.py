@@ -12,9 +12,7 @@ def per_iteration(x, y, n: int):
 
 # CHECK-LABEL: graph(%x.1 : Tensor,
 # CHECK-NOT: jitamp::autocast_enter
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: prim::Loop(%n.1,
 # CHECK-NEXT: block0(%i : int, [[X:%[^ ]+]] : Tensor):
 # CHECK-NEXT: [[AC:%[^ ]+]] : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()

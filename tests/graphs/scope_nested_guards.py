@@ -13,10 +13,8 @@ def nested(x, y):
     return c
 
 # CHECK-LABEL: graph(%x.1 : Tensor,
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # CHECK: [[OUTER:%[^ ]+]] : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()
-# CHECK-NOT: jitamp::autocast_caller_region
 # Outer region: casts take the outer token.
 # CHECK: [[G1:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R1:%[^ ]+]] : int = jitamp::autocast_enter([[OUTER]])
 # CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R1]])

@@ -12,9 +12,7 @@ def concat_all(xs: List[torch.Tensor]):
     return y
 
 # CHECK-LABEL: graph(%xs.1 : Tensor[]):
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[CPU:%[^ ]+]] : str = prim::Constant[value="cpu"]()
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK-NEXT: [[P:%[^ ]+]] : Tensor[] = jitamp::autocast_promote(%xs.1, [[CPU]], [[R]])
 # CHECK-NEXT: %y.1 : Tensor = aten::cat([[P]],

@@ -15,9 +15,7 @@ def products(x, y, z, ms: List[torch.Tensor]):
 
 # CHECK-LABEL: graph(%x.1 : Tensor,
 # CHECK-NOT: "cpu,cuda"
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[CUDA:%[^ ]+]] : str = prim::Constant[value="cuda"]()
-# CHECK-NOT: jitamp::autocast_caller_region
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK-NEXT: [[L1:%[^ ]+]] : Tensor[] = prim::ListConstruct(%x.1, %y.1)
 # CHECK-NEXT: [[C1:%[^ ]+]] : Tensor[] = jitamp::autocast_to_fp16([[L1]], [[CUDA]], [[R]])
