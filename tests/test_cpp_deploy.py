@@ -110,15 +110,21 @@ def _read(path, shape) -> torch.Tensor:
     return torch.frombuffer(bytearray(path.read_bytes()), dtype=torch.float32).reshape(shape)
 
 
-def _run_cpp(exe: str, model_path: str, x: torch.Tensor, tmp_path, flags) -> tuple:
+def _run_cpp(exe: str, model_path: str, x: torch.Tensor, tmp_path, flags,
+             expect_error: str | None = None) -> tuple:
     """Runs jitamp_run; returns (its output as float32, the output's dtype,
-    the input's gradient or None)."""
+    the input's gradient or None). With expect_error, checks that it failed
+    with that message instead."""
     assert x.dtype == torch.float32 and x.dim() == 2 and sys.byteorder == "little"
     inp, out, grad = tmp_path / "input.bin", tmp_path / "output.bin", tmp_path / "grad.bin"
     inp.write_bytes(_raw(x))
     command = [exe, *flags, "--calls", str(CALLS), model_path, str(inp),
                str(x.shape[0]), str(x.shape[1]), str(out)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    if expect_error is not None:
+        assert done.returncode != 0 and expect_error in done.stderr, (
+            f"eager raised {expect_error!r}; C++ ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+        return None, None, None
     assert done.returncode == 0, (
         f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
     fields = dict(line.split(" ", 1) for line in done.stdout.strip().splitlines())
@@ -127,6 +133,12 @@ def _run_cpp(exe: str, model_path: str, x: torch.Tensor, tmp_path, flags) -> tup
     return (_read(out, shape), DTYPES[fields["dtype"]],
             _read(grad, list(x.shape)) if "--grad" in flags else None)
 
+
+# The known deviation (see tests/scenarios): eager's cast cache, keyed by the
+# weight alone, hands a bfloat16 cast made in the model's scope to an op
+# under the outer float16 region and eager raises; jitamp's casts cast again.
+STALE_CACHE = ("eager's cast cache returns a stale bfloat16 weight cast under the float16 "
+               "region and eager raises; jitamp re-casts (known deviation)")
 
 OUTER = {
     "plain": (None, []),
@@ -157,11 +169,19 @@ def test_cpp_matches_eager(jitamp_run, saved_model, tmp_path, loader, mode, case
     flags += {"no_grad": ["--no-grad"], "grad": [], "backward": ["--grad", str(tmp_path / "grad.bin")]}[mode]
 
     # Eager, the oracle; backward outside the outer region, as jitamp_run does.
+    # Eager may raise (its cast cache hands a bfloat16 weight cast to an
+    # op under the outer float16 region): then C++ must raise the same.
     leaf = x.clone().requires_grad_(mode == "backward")
-    with torch.set_grad_enabled(mode != "no_grad"), (outer() if outer else contextlib.nullcontext()):
-        expected = model(leaf)
-    if mode == "backward":
-        expected.float().sum().backward()
+    try:
+        with torch.set_grad_enabled(mode != "no_grad"), (outer() if outer else contextlib.nullcontext()):
+            expected = model(leaf)
+        if mode == "backward":
+            expected.float().sum().backward()
+    except RuntimeError as error:
+        if "BFloat16 and Half" in str(error):
+            pytest.xfail(STALE_CACHE)
+        _run_cpp(jitamp_run, model_path, x, tmp_path, flags, expect_error=str(error).splitlines()[0])
+        return
 
     values, dtype, grad = _run_cpp(jitamp_run, model_path, x, tmp_path, flags)
     assert dtype == expected.dtype, f"C++ returned {dtype}, eager {expected.dtype}"
@@ -170,14 +190,17 @@ def test_cpp_matches_eager(jitamp_run, saved_model, tmp_path, loader, mode, case
         _same_bits(grad, leaf.grad, "input gradient")
 
 
-def test_python_load_matches_eager(saved_model):
+@pytest.mark.parametrize("grad", [False, True], ids=["forward", "backward"])
+@pytest.mark.parametrize("case", list(OUTER))
+def test_python_load_matches_eager(saved_model, case, grad):
     """The same saved model in Python: torch.jit.load, no jitamp.rewrite."""
+    if case == "outer_fp16" and grad:
+        pytest.xfail(STALE_CACHE)
     model, model_path = saved_model
     x = torch.randn(ROWS, COLS, generator=torch.Generator().manual_seed(1))
-    for outer, _ in OUTER.values():
-        loaded = torch.jit.load(model_path)
-        assert "ops.jitamp.autocast_enter" in loaded.code, loaded.code
-        oracle.check_against_eager(model, [x], scripted=loaded, outer=outer, grad=True)
+    loaded = torch.jit.load(model_path)
+    assert "ops.jitamp.autocast_enter" in loaded.code, loaded.code
+    oracle.check_against_eager(model, [x], scripted=loaded, outer=OUTER[case][0], grad=grad)
 
 
 def test_cpp_reports_bad_arguments(jitamp_run, tmp_path):

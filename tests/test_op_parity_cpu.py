@@ -1042,7 +1042,8 @@ def _script_restoring_alias(fn: Callable, op: str):
             node.destroy()
             replaced += 1
     assert replaced == 1, f"{op}: expected one {NORMALIZED_BY_TORCHSCRIPT[op]} to put back, found {replaced}"
-    return jitamp.rewrite(compiled)
+    jitamp.rewrite(compiled)
+    return compiled
 
 
 @functools.lru_cache(maxsize=None)

@@ -101,27 +101,29 @@ def _forget_compiled_types() -> None:
     torch.jit._state._jit_function_overload_caching.clear()
 
 
-def rewrite(obj: Any, *, profiling_executor: bool = False) -> Any:
+def rewrite(obj: Any, *, profiling_executor: bool = False) -> list[str]:
     """Rewrite a scripted function or module (and what it calls) in place.
 
     For objects scripted before enable(), or loaded with torch.jit.load.
     Idempotent. Raises if a graph that needs the rewrite has already run:
     TorchScript's executor keeps the graph it compiled at the first call.
-    `profiling_executor`: see enable(). Returns obj.
+    `profiling_executor`: see enable(). A module also gets the loader
+    object that makes it load exactly with torch.jit.load (see load()).
+    Returns the qualified names of the functions whose graphs changed.
     """
     simple = not profiling_executor
     target = obj._c if isinstance(obj, torch.jit.ScriptModule) else obj
     if isinstance(target, torch._C.ScriptModule):
-        _C.rewrite_module(target, simple_executor=simple)
+        changed = _C.rewrite_module(target, simple_executor=simple)
         _loader.attach(target, simple)
     elif isinstance(target, torch._C.ScriptFunction):
-        _C.rewrite_function(target, simple_executor=simple)
+        changed = _C.rewrite_function(target, simple_executor=simple)
     else:
         raise TypeError(
             "jitamp.rewrite expects a scripted function or module "
             f"(torch.jit.script / torch.jit.load), got {type(obj).__name__}"
         )
-    return obj
+    return list(changed)
 
 
 def load(f: Any, *, profiling_executor: bool = False, **kwargs: Any) -> Any:
@@ -133,4 +135,6 @@ def load(f: Any, *, profiling_executor: bool = False, **kwargs: Any) -> Any:
     load() for models saved without jitamp (it rewrites them, e.g. to run
     their autocast scopes as eager does) or to choose `profiling_executor`
     (see enable()). kwargs go to torch.jit.load."""
-    return rewrite(torch.jit.load(f, **kwargs), profiling_executor=profiling_executor)
+    module = torch.jit.load(f, **kwargs)
+    rewrite(module, profiling_executor=profiling_executor)
+    return module

@@ -177,9 +177,12 @@ def _load_python_file(path: str) -> Any:
 
 @contextlib.contextmanager
 def _quiet() -> Iterator[None]:
-    """torch.jit.script/load/save warn that they are deprecated."""
+    """The CLI's own output: torch.jit.script/load/save warn that they are
+    deprecated (DeprecationWarning on torch 2.13, FutureWarning from 2.14)
+    on every call. Only that warning, only inside the command."""
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
+        for category in (DeprecationWarning, FutureWarning):
+            warnings.filterwarnings("ignore", r"`torch\.jit\.\w+` is deprecated", category)
         yield
 
 
@@ -198,7 +201,8 @@ def _rewrite(obj: Any) -> Any:
     import jitamp
 
     try:
-        return jitamp.rewrite(obj, profiling_executor=_PROFILING_EXECUTOR)
+        jitamp.rewrite(obj, profiling_executor=_PROFILING_EXECUTOR)
+        return obj
     except RuntimeError as error:
         raise CliError(_first_line(error)) from error
 

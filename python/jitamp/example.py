@@ -5,8 +5,6 @@ torch.jit.script code, rewritten by jitamp and checked against eager.
 """
 from __future__ import annotations
 
-import warnings
-
 import torch
 from torch import nn
 
@@ -37,10 +35,10 @@ def run(show_graph: bool = True) -> bool:
     torch.manual_seed(0)
     model = TinyEncoder().eval()
     x = torch.randn(4, 8, 32)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        with jitamp.enable():
-            scripted = torch.jit.script(model)
+    from .cli import _quiet
+
+    with _quiet(), jitamp.enable():
+        scripted = torch.jit.script(model)
     if show_graph:
         graph = scripted.forward.graph.copy()
         torch._C._jit_pass_inline(graph)

@@ -271,5 +271,5 @@ def test_save_load_then_rewrite():
     buf = io.BytesIO()
     torch.jit.save(torch.jit.script(m), buf)  # scripted without jitamp
     buf.seek(0)
-    loaded = jitamp.rewrite(torch.jit.load(buf))
+    loaded = jitamp.load(buf)
     check_against_eager(m, [X], scripted=loaded)
