@@ -132,6 +132,7 @@ def _parser() -> argparse.ArgumentParser:
         "the dispatcher: results are still eager's inside scopes).",
     )
     table.add_argument("--differences", action="store_true", help="only the differences from the installed torch")
+    _add_library_flags(table)
     _add_common_flags(table)
 
     example = sub.add_parser(
