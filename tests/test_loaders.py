@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import warnings
 
 import pytest
 import torch
 from torch import nn
 
 import jitamp
-from oracle import check_against_eager, cpu_autocast, script
+from oracle import check_against_eager, cpu_autocast, script, torchscript_deprecation_ignored
 
 
 class IssueModel(nn.Module):
@@ -65,8 +64,7 @@ CASES = {
 
 
 def _save_scripted(model: nn.Module, path: str) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with torchscript_deprecation_ignored():
         torch.jit.save(script(model), path)
 
 
@@ -76,8 +74,7 @@ def _save_converted(model: nn.Module, path: str) -> None:
     was_enabled = jitamp.is_enabled()
     jitamp.disable()
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with torchscript_deprecation_ignored():
             torch.jit.save(torch.jit.script(model), plain)
     finally:
         if was_enabled:

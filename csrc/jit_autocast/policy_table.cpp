@@ -157,7 +157,13 @@ const Index& indexLocked() {
         (*index)[qualified(row)] = effective;
       }
     }
+    // Walking every registered op costs: only when the log asks for it.
+    const bool log = torch::jit::is_enabled(
+        __FILE__, torch::jit::JitLoggingLevels::GRAPH_DEBUG);
     for (auto device : {c10::DeviceType::CPU, c10::DeviceType::CUDA}) {
+      if (!log) {
+        break;
+      }
       for (const auto& op : missingLocked(device)) {
         GRAPH_DEBUG(
             "jitamp: torch autocasts ",

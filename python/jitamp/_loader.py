@@ -16,7 +16,6 @@ linked with the jitamp_ops library.
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 import torch
 

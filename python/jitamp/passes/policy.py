@@ -15,7 +15,6 @@ import torch
 from .._library import _C
 
 _DISPATCH_KEYS = {"cpu": "AutocastCPU", "cuda": "AutocastCUDA"}
-DEVICES = tuple(_DISPATCH_KEYS)
 
 
 class OpPolicy(NamedTuple):
