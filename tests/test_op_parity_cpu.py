@@ -889,6 +889,14 @@ def RANK2() -> Tensor:
     return R(4, 2) @ R(2, 4)
 
 
+# torch >= 2.14 (linalg.matrix_sqrth did not exist before; on older torch
+# this sample is not run, as for ops a torch removed).
+@sample("aten::linalg_matrix_sqrth", lambda c: [c(SPD(4))])
+def s_linalg_matrix_sqrth(a: Tensor):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return torch.ops.aten.linalg_matrix_sqrth(a)
+
+
 @sample("aten::linalg_matrix_rank", lambda c: [c(RANK2())])
 def s_linalg_matrix_rank(a: Tensor):
     with torch.autocast("cpu", dtype=torch.bfloat16):
