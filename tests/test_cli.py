@@ -3,6 +3,7 @@ import io
 import os
 import subprocess
 import sys
+import unittest
 from contextlib import redirect_stderr, redirect_stdout
 
 import expecttest
@@ -111,6 +112,13 @@ class TestDiffSnapshots(expecttest.TestCase):
    return (%b.1)
 """)
 
+    # --inline brings in torch's own scripted autocast.__init__, whose code
+    # (and so this snapshot) differs before torch 2.13; the same on 2.13.0,
+    # 2.14.1 and 2.15.0. The snapshots above hold on every version.
+    @unittest.skipIf(
+        tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) < (2, 13),
+        "the snapshot inlines torch's own autocast.__init__, which differs before torch 2.13",
+    )
     def test_module(self):
         status, out, _ = run("dump", f"{PROGRAMS}:ScopedLinear", "--diff", "--inline")
         assert status == 0

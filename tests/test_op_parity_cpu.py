@@ -966,6 +966,21 @@ def s_view_as_complex(x: Tensor):
         return torch.ops.aten.view_as_complex(x)
 
 
+# Named-tensor overloads (autocast on CPU up to torch 2.11): TorchScript
+# has no named tensors, so the sample passes a dimension name for an unnamed
+# tensor; eager raises, and the scripted call must raise the same.
+@sample("aten::prod.dim_Dimname", lambda c: [c(U(3, 4) + 0.5)])
+def s_prod_dim_dimname(a: Tensor):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return torch.ops.aten.prod(a, "N", False, None)
+
+
+@sample("aten::index_copy.dimname", lambda c: [c(R(5, 3)), LONG(4, 0), c(R(2, 3))])
+def s_index_copy_dimname(s: Tensor, index: Tensor, src: Tensor):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return torch.ops.aten.index_copy(s, "N", index, src)
+
+
 @sample("aten::prod", lambda c: [c(U(3, 4) + 0.5)])
 def s_prod(x: Tensor):
     with torch.autocast("cpu", dtype=torch.bfloat16):
