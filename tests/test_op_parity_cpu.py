@@ -287,8 +287,8 @@ def s_conv_transpose3d(x: Tensor, w: Tensor, b: Tensor):
         lambda c: [c(R(1, 2, 3, 4)), c(R(1, 2, 3, 4)), c(R(1, 2, 3, 4)), c(R(3, 3))])
 def s_sdpa(q: Tensor, k: Tensor, v: Tensor, mask: Tensor):
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        return torch.ops.aten.scaled_dot_product_attention(q, k, v, mask, 0.0, False,
-                                                           scale=None, enable_gqa=False)
+        # (no enable_gqa: torch 2.4's schema has none; False is its default)
+        return torch.ops.aten.scaled_dot_product_attention(q, k, v, mask, 0.0, False, scale=None)
 
 
 @sample("aten::_native_multi_head_attention",
@@ -972,7 +972,7 @@ def s_view_as_complex(x: Tensor):
 @sample("aten::prod.dim_Dimname", lambda c: [c(U(3, 4) + 0.5)])
 def s_prod_dim_dimname(a: Tensor):
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        return torch.ops.aten.prod(a, "N", False, None)
+        return torch.ops.aten.prod(a, "N", False, dtype=None)
 
 
 @sample("aten::index_copy.dimname", lambda c: [c(R(5, 3)), LONG(4, 0), c(R(2, 3))])
@@ -1026,7 +1026,16 @@ def s_nanquantile_scalar(x: Tensor):
 
 # Cases that fail because jitamp differs from eager:
 # {(op, variant, mode): "jitamp bug: ..."}.
-XFAIL: dict[tuple[str, str, str], str] = {}
+# index_copy.dimname (autocast on CPU up to torch 2.11) with float16 inputs
+# under bfloat16 autocast: eager fails parsing the dimension name before
+# autocast; the scripted call reaches the IR promote cast first, which raises
+# eager's prioritize error for float16 mixed with bfloat16. Only the message
+# differs; TorchScript has no named tensors, so no such call can succeed.
+_NAMED_REASON = ("named-tensor overload: eager fails on the dimension name before autocast, the "
+                 "IR promote cast raises its float16/bfloat16 error first (known deviation)")
+XFAIL: dict[tuple[str, str, str], str] = {
+    ("aten::index_copy.dimname", "float16", mode): _NAMED_REASON for mode in ("nograd", "grad")
+}
 
 
 # TorchScript's NormalizeOps pass, run on every graph compiled from source,
