@@ -91,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     which = dump.add_mutually_exclusive_group()
     which.add_argument("--before", action="store_true", help="the graph as scripted without jitamp")
-    which.add_argument("--diff", action="store_true", help="unified diff, before -> after")
+    which.add_argument("--diff", action="store_true", help="unified diff, before -> after (values keep their names)")
     which.add_argument(
         "--optimized",
         action="store_true",
@@ -434,16 +434,65 @@ def dump(args: argparse.Namespace) -> str:
     if args.diff:
         chunks = []
         for name, text in after_text.items():
+            before = before_text.get(name, "")
             chunks.extend(
                 difflib.unified_diff(
-                    before_text.get(name, "").splitlines(keepends=True),
-                    text.splitlines(keepends=True),
+                    before.splitlines(keepends=True),
+                    keep_value_names(before, text).splitlines(keepends=True),
                     fromfile=f"{name} (before)",
                     tofile=f"{name} (after jitamp)",
                 )
             )
         return "".join(chunks)
     return _join(after_text, args.all_methods)
+
+
+_VALUE = re.compile(r"%([\w.]+)")
+_DEFINED_VALUE = re.compile(r"%([\w.]+) :")
+
+
+def keep_value_names(before: str, after: str) -> str:
+    """Renames the values of AFTER to the names their counterparts have in BEFORE.
+
+    Both texts are canonicalized graphs, numbered in order, so a node that the
+    rewrite inserts shifts the number of every value after it and a plain diff
+    shows every line as changed. Lines that match once value names are blanked
+    out pair their definitions (`%name : Type`); values only AFTER defines get
+    numbers past BEFORE's highest.
+    """
+    before_lines, after_lines = before.splitlines(), after.splitlines()
+
+    def shape(line: str) -> str:
+        return _VALUE.sub("%", line)
+
+    matcher = difflib.SequenceMatcher(
+        None, [shape(line) for line in before_lines], [shape(line) for line in after_lines], autojunk=False
+    )
+    rename: dict[str, str] = {}
+    taken: set[str] = set()
+    for block in matcher.get_matching_blocks():
+        for k in range(block.size):
+            old_defs = _DEFINED_VALUE.findall(before_lines[block.a + k])
+            new_defs = _DEFINED_VALUE.findall(after_lines[block.b + k])
+            for new, old in zip(new_defs, old_defs):
+                if new not in rename and old not in taken:
+                    rename[new] = old
+                    taken.add(old)
+
+    before_names = set(_VALUE.findall(before))
+    next_number = 1 + max((int(name) for name in before_names if name.isdigit()), default=-1)
+    for line in after_lines:
+        for name in _DEFINED_VALUE.findall(line):
+            if name in rename:
+                continue
+            fresh = name
+            if name.isdigit() or name in before_names or name in taken:
+                while str(next_number) in before_names or str(next_number) in taken:
+                    next_number += 1
+                fresh = str(next_number)
+            rename[name] = fresh
+            taken.add(fresh)
+    return _VALUE.sub(lambda m: "%" + rename.get(m.group(1), m.group(1)), after)
 
 
 def _join(texts: dict[str, str], headers: bool) -> str:
