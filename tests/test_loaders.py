@@ -55,7 +55,23 @@ class ScopedModel(nn.Module):
         return y + x
 
 
-MODELS = {"issue": IssueModel, "scoped": ScopedModel}
+class ForkingModel(nn.Module):
+    """A submodule forked inside a float16 region and waited on outside it:
+    the saved task must still adopt the region's dtype."""
+
+    def __init__(self):
+        super().__init__()
+        self.branch = nn.Linear(8, 8)
+        self.l = nn.Linear(8, 8)
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.float16):
+            fut = torch.jit.fork(self.branch, x)
+            y = self.l(x)
+        return torch.jit.wait(fut).float() + y.float()
+
+
+MODELS = {"issue": IssueModel, "scoped": ScopedModel, "forking": ForkingModel}
 CASES = {
     "plain": None,
     "outer_bf16": cpu_autocast(torch.bfloat16),

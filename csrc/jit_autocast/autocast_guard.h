@@ -41,9 +41,43 @@ struct AutocastGuard : torch::CustomClassHolder {
   // An exception left the scope. The interpreter drops the guard on the
   // thread that releases the graph's registers last, which for a forked task
   // that raised may be the thread that forked it; that thread's state must
-  // not be touched. (The task's thread gets its dispatch keys and dtypes back
-  // from TorchScript's ThreadLocalState guard.)
+  // not be touched. (The task's thread gets its dispatch keys back from
+  // TorchScript's ThreadLocalState guard, and the rest from the task's
+  // TaskAutocastGuard.)
   ~AutocastGuard() override {
+    if (std::this_thread::get_id() == owner) {
+      close();
+    }
+  }
+};
+
+// The caller's autocast state as a forked task adopts it: made by
+// jitamp::autocast_task_enter, closed by jitamp::autocast_task_exit
+// (task_ops.cpp, carry_autocast_into_tasks.h).
+struct TaskAutocastGuard : torch::CustomClassHolder {
+  at::ScalarType prev_cpu_dtype = at::kBFloat16;
+  at::ScalarType prev_cuda_dtype = at::kHalf;
+  bool prev_cache_enabled = true;
+  bool nested = false; // the task entered one nesting level for its caller
+  bool open = false;
+  std::thread::id owner = std::this_thread::get_id();
+
+  void close() {
+    if (!open) {
+      return;
+    }
+    open = false;
+    // The caller's scopes are still open in eager, so the task's own scopes
+    // never cleared the cache; what it cached on this thread goes now.
+    if (nested && at::autocast::decrement_nesting() == 0) {
+      at::autocast::clear_cache();
+    }
+    at::autocast::set_autocast_dtype(c10::DeviceType::CPU, prev_cpu_dtype);
+    at::autocast::set_autocast_dtype(c10::DeviceType::CUDA, prev_cuda_dtype);
+    at::autocast::set_autocast_cache_enabled(prev_cache_enabled);
+  }
+
+  ~TaskAutocastGuard() override {
     if (std::this_thread::get_id() == owner) {
       close();
     }

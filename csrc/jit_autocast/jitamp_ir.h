@@ -25,6 +25,12 @@ inline const c10::Symbol kToFp32 =
 inline const c10::Symbol kPromote =
     c10::Symbol::fromQualString("jitamp::autocast_promote");
 inline const c10::Symbol kWait = c10::Symbol::fromQualString("jitamp::wait");
+inline const c10::Symbol kTaskState =
+    c10::Symbol::fromQualString("jitamp::autocast_task_state");
+inline const c10::Symbol kTaskEnter =
+    c10::Symbol::fromQualString("jitamp::autocast_task_enter");
+inline const c10::Symbol kTaskExit =
+    c10::Symbol::fromQualString("jitamp::autocast_task_exit");
 } // namespace ops
 
 inline bool isSmartCast(const torch::jit::Node* node) {

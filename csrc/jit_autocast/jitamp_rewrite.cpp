@@ -1,5 +1,6 @@
 #include "jitamp_rewrite.h"
 
+#include "carry_autocast_into_tasks.h"
 #include "insert_smart_casts.h"
 #include "jitamp_ir.h"
 #include "lower_autocast_scopes.h"
@@ -35,6 +36,7 @@ bool RewriteAutocast(const std::shared_ptr<Graph>& graph) {
   bool changed = RecordAutocastCacheFlags(graph);
   changed |= LowerAutocastScopes(graph);
   changed |= MakeWaitsBlocking(graph);
+  changed |= CarryAutocastIntoTasks(graph);
   changed |= InsertSmartCasts(graph);
   std::vector<std::shared_ptr<Graph>> tasks;
   collectTaskSubgraphs(graph->block(), tasks);

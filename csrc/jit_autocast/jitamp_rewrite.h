@@ -15,7 +15,8 @@ namespace jitamp {
 //  1. RecordAutocastCacheFlags  (record_autocast_cache_flags.h)
 //  2. LowerAutocastScopes       (lower_autocast_scopes.h)
 //  3. MakeWaitsBlocking         (make_waits_blocking.h)
-//  4. InsertSmartCasts          (insert_smart_casts.h)
+//  4. CarryAutocastIntoTasks    (carry_autocast_into_tasks.h)
+//  5. InsertSmartCasts          (insert_smart_casts.h)
 // Called functions and methods are not followed (see function_rewrite.h).
 // Idempotent: a second run changes nothing. Returns whether the graph
 // changed. PYTORCH_JIT_LOG_LEVEL=jitamp_rewrite logs the result,

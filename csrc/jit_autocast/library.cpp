@@ -2,7 +2,7 @@
 // registered in one translation unit so that the class exists before the
 // schemas and kernel signatures that name it (static initialization order
 // across files is unspecified). Kernels are in cast_ops.cpp (smart casts),
-// scope_ops.cpp (scopes), task_ops.cpp (blocking wait) and loader_ops.cpp
+// scope_ops.cpp (scopes), task_ops.cpp (blocking wait, forked tasks) and loader_ops.cpp
 // (loading saved models).
 #include "cast_ops.h"
 #include "loader_ops.h"
@@ -15,6 +15,7 @@ namespace jitamp {
 
 TORCH_LIBRARY(jitamp, m) {
   m.class_<AutocastGuard>("AutocastGuard");
+  m.class_<TaskAutocastGuard>("TaskAutocastGuard");
 
   // Smart casts. FROM_SCHEMA with alias annotations: a cast that does not
   // apply returns its input itself. The `region` input is the token of the
@@ -50,12 +51,20 @@ TORCH_LIBRARY(jitamp, m) {
       "autocast_enter(Any autocast) -> (__torch__.torch.classes.jitamp.AutocastGuard guard, int region)",
       "autocast_exit(__torch__.torch.classes.jitamp.AutocastGuard guard) -> ()",
       "autocast_cache_enabled(bool? cache_enabled) -> bool",
-      "wait(Any future) -> Any",
+      "autocast_task_state() -> int",
+      "autocast_task_enter(int state) -> __torch__.torch.classes.jitamp.TaskAutocastGuard",
+      "autocast_task_exit(__torch__.torch.classes.jitamp.TaskAutocastGuard guard) -> ()",
       "prepare_loaded(Any loader, bool simple_executor) -> ()",
   };
   for (const char* schema : scopes) {
     m.def(torch::schema(schema, c10::AliasAnalysisKind::CONSERVATIVE));
   }
+  // Generic like aten::wait, so that its result keeps its type through a
+  // save and load (task_ops.cpp).
+  m.def(torch::schema(
+      "wait(Future(t) future) -> t",
+      c10::AliasAnalysisKind::CONSERVATIVE,
+      /*allow_typevars=*/true));
 }
 
 TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
@@ -75,7 +84,10 @@ TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
   m.impl("autocast_enter", TORCH_FN(autocastEnter));
   m.impl("autocast_exit", TORCH_FN(autocastExit));
   m.impl("autocast_cache_enabled", TORCH_FN(autocastCacheEnabled));
-  m.impl("wait", TORCH_FN(waitOnThisThread));
+  m.impl("wait", torch::CppFunction::makeFromBoxedFunction<&waitOnThisThread>());
+  m.impl("autocast_task_state", TORCH_FN(autocastTaskState));
+  m.impl("autocast_task_enter", TORCH_FN(autocastTaskEnter));
+  m.impl("autocast_task_exit", TORCH_FN(autocastTaskExit));
   m.impl("prepare_loaded", TORCH_FN(prepareLoaded));
 }
 

@@ -13,6 +13,11 @@ using namespace torch::jit;
 
 namespace {
 
+EagerEnterResult& eagerEnterResult() {
+  static EagerEnterResult result;
+  return result;
+}
+
 c10::TypePtr guardType() {
   auto type =
       torch::getCustomClass("__torch__.torch.classes.jitamp.AutocastGuard");
@@ -57,11 +62,57 @@ class ScopeLowering {
     lowered->output(1)->setType(IntType::get());
     lowered->setSourceRange(enter->sourceRange());
     graph_.insertNode(lowered);
+    if (eagerEnterResult().is_none) {
+      bindNone(enter->output());
+    }
     // `with autocast(...) as ac`: __enter__ returns self.
     enter->output()->replaceAllUsesWith(autocast);
     scopes_.track(lowered);
     GRAPH_UPDATE("Lowered ", *enter, " to ", *lowered);
     enter->destroy();
+    changed_ = true;
+  }
+
+  // `as ac` where eager binds None (see EagerEnterResult): each use of `ac`
+  // raises what eager raises there, when it runs.
+  void bindNone(Value* bound) {
+    const EagerEnterResult& eager = eagerEnterResult();
+    const std::vector<Use> uses = bound->uses();
+    for (const Use& use : uses) {
+      Node* user = use.user;
+      if (user->kind() == prim::Exit) {
+        continue; // follows the prim::Enter of its scope, which raises
+      }
+      if (user->kind() == prim::Enter) {
+        raiseBefore(
+            user, eager.with_none_error_class, eager.with_none_error_message);
+      } else if (
+          user->kind() == prim::GetAttr || user->kind() == prim::CallMethod) {
+        const std::string name = user->s(attr::name);
+        raiseBefore(
+            user,
+            "builtins.AttributeError",
+            "'NoneType' object has no attribute '" + name + "'");
+      } else {
+        throw ErrorReport(user->sourceRange())
+            << "jitamp: on this torch, eager's autocast.__enter__ returns "
+               "None, so `with torch.autocast(...) as "
+            << (bound->hasDebugName() ? bound->debugNameBase() : "name")
+            << "` binds None, which the scripted code cannot be given. Build "
+               "the object first and enter it: `ac = torch.autocast(...)`, "
+               "then `with ac:`";
+      }
+    }
+  }
+
+  void raiseBefore(Node* user, const std::string& cls, const std::string& message) {
+    WithInsertPoint guard(user);
+    Value* message_value = graph_.insertConstant(message);
+    Value* cls_value = graph_.insertConstant(cls);
+    Node* raise =
+        graph_.create(prim::RaiseException, {message_value, cls_value}, 0);
+    raise->setSourceRange(user->sourceRange());
+    graph_.insertNode(raise);
     changed_ = true;
   }
 
@@ -94,6 +145,10 @@ class ScopeLowering {
 
 bool LowerAutocastScopes(const std::shared_ptr<Graph>& graph) {
   return ScopeLowering(*graph).run();
+}
+
+void SetEagerEnterResult(EagerEnterResult result) {
+  eagerEnterResult() = std::move(result);
 }
 
 } // namespace jitamp

@@ -9,7 +9,7 @@ struct Graph;
 
 namespace jitamp {
 
-// Replaces every aten::wait with jitamp::wait (wait_op.cpp). aten::wait may
+// Replaces every aten::wait with jitamp::wait (task_ops.cpp). aten::wait may
 // suspend the interpreter and resume the graph on another thread, which
 // would close an open autocast scope there instead of on the caller's
 // thread. Callees are inlined into callers that may hold a scope open, so

@@ -1,10 +1,17 @@
 // Kernels of the task ops (task_ops.cpp), registered in library.cpp.
 #pragma once
 
+#include "autocast_guard.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/ivalue.h>
+#include <ATen/core/stack.h>
 
 namespace jitamp {
 
-c10::IValue waitOnThisThread(const c10::IValue& future);
+void waitOnThisThread(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+int64_t autocastTaskState();
+c10::intrusive_ptr<TaskAutocastGuard> autocastTaskEnter(int64_t state);
+void autocastTaskExit(const c10::intrusive_ptr<TaskAutocastGuard>& guard);
 
 } // namespace jitamp

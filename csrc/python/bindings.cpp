@@ -1,6 +1,7 @@
 // jitamp._C: the Python face of the passes and the policy table. Importing
 // it also registers the jitamp ops (the files of csrc/jit_autocast, linked
 // into the same library).
+#include "carry_autocast_into_tasks.h"
 #include "function_rewrite.h"
 #include "insert_smart_casts.h"
 #include "jitamp_rewrite.h"
@@ -25,6 +26,17 @@ PYBIND11_MODULE(_C, m) {
       },
       py::arg("graph"),
       "Rewrite one graph in place; returns whether it changed.");
+
+  m.def(
+      "set_eager_enter_result",
+      [](bool is_none, std::string error_class, std::string error_message) {
+        jitamp::SetEagerEnterResult(jitamp::EagerEnterResult{
+            is_none, std::move(error_class), std::move(error_message)});
+      },
+      py::arg("is_none"),
+      py::arg("with_none_error_class"),
+      py::arg("with_none_error_message"),
+      "What eager's autocast.__enter__ returns (see lower_autocast_scopes.h).");
 
   m.def(
       "rewrite_function",
@@ -58,6 +70,7 @@ PYBIND11_MODULE(_C, m) {
       {"record_autocast_cache_flags", jitamp::RecordAutocastCacheFlags},
       {"lower_autocast_scopes", jitamp::LowerAutocastScopes},
       {"make_waits_blocking", jitamp::MakeWaitsBlocking},
+      {"carry_autocast_into_tasks", jitamp::CarryAutocastIntoTasks},
       {"insert_smart_casts", jitamp::InsertSmartCasts},
   };
   for (const auto& [name, pass] : passes) {

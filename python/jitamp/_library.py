@@ -9,3 +9,21 @@ except ImportError as error:  # pragma: no cover - depends on the install
         f"({error}). Build it against the installed torch "
         f"({torch.__version__}): pip install --no-build-isolation -e ."
     ) from error
+
+
+def _tell_the_pass_what_eager_enter_returns() -> None:
+    """`with torch.autocast(...) as ac` binds None in eager before torch 2.5
+    (lower_autocast_scopes.h): ask eager, and what `with None:` raises."""
+    probe = torch.autocast("cpu", enabled=False)
+    bound = probe.__enter__()
+    probe.__exit__(None, None, None)
+    try:
+        with None:  # type: ignore[attr-defined]
+            pass
+    except Exception as error:
+        cls, message = type(error), str(error)
+    _C.set_eager_enter_result(
+        bound is None, f"{cls.__module__}.{cls.__qualname__}", message)
+
+
+_tell_the_pass_what_eager_enter_returns()

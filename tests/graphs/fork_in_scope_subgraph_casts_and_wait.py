@@ -13,7 +13,8 @@ def forked(x, y):
 # CHECK-LABEL: graph(%x.1 : Tensor,
 # CHECK-NOT: aten::wait
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
-# CHECK-NEXT: %fut.1 : Future[Tensor] = prim::fork_0(%x.1, %y.1)
+# CHECK-NEXT: [[S:%[^ ]+]] : int = jitamp::autocast_task_state()
+# CHECK-NEXT: %fut.1 : Future[Tensor] = prim::fork_0(%x.1, %y.1, [[S]])
 # CHECK-NEXT: [[Z:%[^ ]+]] : Tensor = jitamp::wait(%fut.1)
 # CHECK-NEXT: jitamp::autocast_exit([[G]])
 # CHECK-NEXT: return ([[Z]])
@@ -23,8 +24,10 @@ def forked(x, y):
 # CHECK-LABEL: with prim::fork_0 = graph(%x.1 : Tensor,
 # CHECK-DAG: [[CR:%[^ ]+]] : int = jitamp::autocast_caller_region()
 # CHECK-DAG: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
+# CHECK-DAG: [[TG:%[^ ]+]] : __torch__.torch.classes.jitamp.TaskAutocastGuard = jitamp::autocast_task_enter(%caller_autocast_state)
 # CHECK: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[CR]])
 # CHECK-NEXT: [[Y:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[CR]])
 # CHECK-NEXT: [[M:%[^ ]+]] : Tensor = aten::mm([[X]], [[Y]])
+# CHECK-NEXT: jitamp::autocast_task_exit([[TG]])
 # CHECK-NEXT: return ([[M]])
 # CHECK-NOT: aten::wait

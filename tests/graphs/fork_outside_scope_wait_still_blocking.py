@@ -1,5 +1,7 @@
 # With no scope in sight, aten::wait still becomes jitamp::wait (a callee may
-# be inlined into a caller holding a scope open) and the fork still gets casts.
+# be inlined into a caller holding a scope open), the fork still gets casts,
+# and the task adopts the caller's autocast state (the caller may be in an
+# eager autocast region).
 # RUN: jitamp dump %s:forked_plain | filecheck %s
 import torch
 
@@ -11,15 +13,21 @@ def forked_plain(x, y):
 # CHECK-LABEL: graph(%x.1 : Tensor,
 # CHECK-NOT: jitamp::autocast_enter
 # The outer graph casts nothing itself: no caller-region node there.
-# CHECK: %fut.1 : Future[Tensor] = prim::fork_0(%x.1, %y.1)
+# CHECK: [[S:%[^ ]+]] : int = jitamp::autocast_task_state()
+# CHECK-NEXT: %fut.1 : Future[Tensor] = prim::fork_0(%x.1, %y.1, [[S]])
 # CHECK-NEXT: [[Z:%[^ ]+]] : Tensor = jitamp::wait(%fut.1)
 # CHECK-NEXT: return ([[Z]])
 # CHECK-LABEL: with prim::fork_0 = graph(%x.1 : Tensor,
+# CHECK-NEXT: %y.1 : Tensor,
+# CHECK-NEXT: %caller_autocast_state : int):
 # CHECK-NOT: jitamp::autocast_enter
 # CHECK-DAG: [[CR:%[^ ]+]] : int = jitamp::autocast_caller_region()
 # CHECK-DAG: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
+# CHECK-DAG: [[TG:%[^ ]+]] : __torch__.torch.classes.jitamp.TaskAutocastGuard = jitamp::autocast_task_enter(%caller_autocast_state)
 # CHECK: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[CR]])
 # CHECK-NEXT: [[Y:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[CR]])
-# CHECK-NEXT: aten::mm([[X]], [[Y]])
+# CHECK-NEXT: [[M:%[^ ]+]] : Tensor = aten::mm([[X]], [[Y]])
+# CHECK-NEXT: jitamp::autocast_task_exit([[TG]])
+# CHECK-NEXT: return ([[M]])
 # CHECK-NOT: aten::wait
 # CHECK-NOT: jitamp::autocast_exit

@@ -265,3 +265,34 @@ def test_fork_wait_in_scope_single_cpu(fn):
                                 args_for_call=lambda i: [X, Y, odd(i)])
         else:
             check_against_eager(fn, [X, Y], calls=(1, 2, 3, 10, 60))
+
+
+# The task adopts the caller's cache flag, which TorchScript's fork never
+# hands over: eager runs the task at once, on the caller's thread, with
+# cache_enabled=False, so the second mm sees the weight's new values; a task
+# with the cache on would reuse the first cast of the weight (a leaf that
+# requires grad, the casts the cache keeps: hence grad=True, with which the
+# oracle passes leaves that require grad).
+def _fork_target_rescales(w: Tensor, x: Tensor) -> Tensor:
+    a = torch.mm(x, w)
+    with torch.no_grad():
+        w.mul_(2.0)
+    b = torch.mm(x, w)
+    with torch.no_grad():
+        w.div_(2.0)
+    return torch.cat([a, b])
+
+
+def fork_in_uncached_scope(w: Tensor, x: Tensor):
+    with torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=False):
+        r = torch.jit.wait(torch.jit.fork(_fork_target_rescales, w, x))
+    return r
+
+
+def test_fork_adopts_the_cache_flag():
+    w = rand(4, 4, seed=40).requires_grad_()
+    with torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=False):
+        eager = fork_in_uncached_scope(w, X)
+    # The case can fail: the two halves differ only if the cache is off.
+    assert not torch.equal(eager[:4], eager[4:])
+    check_against_eager(fork_in_uncached_scope, [w, X], grad=True)

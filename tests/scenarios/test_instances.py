@@ -72,7 +72,73 @@ def ac_conditional_device(x: Tensor, y: Tensor, flag: bool):
 
 
 def test_ac_as_and_reenter():
+    # Before torch 2.5 eager's __enter__ returns None: `with ac:` raises
+    # TypeError there, and must in the scripted code too.
     check_against_eager(ac_as_and_reenter, [X, Y])
+
+
+def ac_as_attribute(x: Tensor, y: Tensor):
+    with torch.autocast("cpu", dtype=torch.bfloat16) as ac:
+        a = torch.mm(x, y)
+        if ac.fast_dtype == torch.bfloat16:
+            a = a * 2
+    return a
+
+
+def _ac_helper(ac: torch.autocast, x: Tensor) -> Tensor:
+    return x
+
+
+def ac_as_passed_on(x: Tensor, y: Tensor):
+    with torch.autocast("cpu", dtype=torch.bfloat16) as ac:
+        a = _ac_helper(ac, torch.mm(x, y))
+    return a
+
+
+@pytest.fixture
+def eager_enter_returns_none(monkeypatch):
+    """Simulates a torch whose eager autocast.__enter__ returns None (before
+    2.5): tells the pass so, and makes `torch.autocast` in the eager runs an
+    autocast whose __enter__ returns None. Yields a script function to call
+    before the eager side changes."""
+    from jitamp import _library
+
+    class EnterReturnsNone(torch.autocast):
+        def __enter__(self):
+            super().__enter__()
+            return None
+
+    try:
+        with None:  # type: ignore[attr-defined]
+            pass
+    except Exception as error:
+        cls, message = type(error), str(error)
+    _library._C.set_eager_enter_result(True, f"{cls.__module__}.{cls.__qualname__}", message)
+    try:
+        def script_then_switch_eager(fn):
+            scripted = oracle.script(fn)
+            monkeypatch.setattr(torch, "autocast", EnterReturnsNone)
+            return scripted
+        yield script_then_switch_eager
+    finally:
+        _library._tell_the_pass_what_eager_enter_returns()
+
+
+@pytest.mark.parametrize("fn", [ac_as_and_reenter, ac_as_attribute], ids=["reenter", "attribute"])
+def test_ac_as_where_eager_binds_none(fn, eager_enter_returns_none):
+    scripted = eager_enter_returns_none(fn)
+    with pytest.raises((TypeError, AttributeError)):  # eager itself
+        fn(X, Y)
+    check_against_eager(fn, [X, Y], scripted=scripted)
+
+
+def test_ac_as_passed_on_where_eager_binds_none_is_refused(eager_enter_returns_none):
+    with pytest.raises(RuntimeError, match=r"(?s)binds None.*ac = torch.autocast.*_ac_helper\(ac"):
+        eager_enter_returns_none(ac_as_passed_on)
+
+
+def test_ac_as_attribute():
+    check_against_eager(ac_as_attribute, [X, Y])
 
 
 @pytest.mark.parametrize("outer", ["no_outer", "outer_disabled"])

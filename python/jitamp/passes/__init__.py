@@ -4,7 +4,8 @@ The graph work is C++ (csrc/jit_autocast/): `rewrite_graph` runs the whole
 pipeline (jitamp_rewrite.h), in this order:
 
     record_autocast_cache_flags -> lower_autocast_scopes
-        -> make_waits_blocking -> insert_smart_casts
+        -> make_waits_blocking -> carry_autocast_into_tasks
+        -> insert_smart_casts
 
 Each pass is also callable on its own, for tests and for looking at what
 one step does. The policy table that insert_smart_casts reads is in
@@ -24,6 +25,7 @@ PIPELINE: tuple[tuple[str, Callable[[torch._C.Graph], bool]], ...] = (
     ("record_autocast_cache_flags", _C.record_autocast_cache_flags),
     ("lower_autocast_scopes", _C.lower_autocast_scopes),
     ("make_waits_blocking", _C.make_waits_blocking),
+    ("carry_autocast_into_tasks", _C.carry_autocast_into_tasks),
     ("insert_smart_casts", _C.insert_smart_casts),
 )
 

@@ -1,0 +1,76 @@
+#include "carry_autocast_into_tasks.h"
+
+#include "jitamp_ir.h"
+
+#include <torch/csrc/jit/jit_log.h>
+#include <torch/custom_class.h>
+
+namespace jitamp {
+
+using namespace torch::jit;
+
+namespace {
+
+c10::TypePtr taskGuardType() {
+  auto type = torch::getCustomClass(
+      "__torch__.torch.classes.jitamp.TaskAutocastGuard");
+  TORCH_INTERNAL_ASSERT(type, "jitamp's op library is not loaded");
+  return type;
+}
+
+bool carriesState(const Graph& task) {
+  for (const Node* node : task.nodes()) {
+    if (node->kind() == ops::kTaskEnter) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void carryInto(Graph& graph, Node* fork) {
+  Graph& task = *fork->g(attr::Subgraph);
+  Value* state;
+  {
+    WithInsertPoint guard(fork);
+    Node* capture = graph.insertNode(graph.create(ops::kTaskState, 1));
+    capture->setSourceRange(fork->sourceRange());
+    // Named like the first jitamp op of every rewritten graph (jitamp_ir.h):
+    // it may be the first here.
+    state = capture->output()
+                ->setType(c10::IntType::get())
+                ->setDebugName(loadHint("autocast_state"));
+  }
+  fork->addInput(state);
+
+  Value* param = task.addInput("caller_autocast_state")
+                     ->setType(c10::IntType::get());
+  Node* enter = task.create(ops::kTaskEnter, {param}, 1);
+  enter->output()->setType(taskGuardType());
+  task.prependNode(enter);
+  Node* exit = task.create(ops::kTaskExit, {enter->output()}, 0);
+  exit->insertBefore(task.return_node());
+  GRAPH_UPDATE("Carried the caller's autocast state into ", *fork);
+}
+
+bool carryInBlock(Graph& graph, Block* block) {
+  bool changed = false;
+  for (Node* node : block->nodes()) {
+    for (Block* sub : node->blocks()) {
+      changed |= carryInBlock(graph, sub);
+    }
+    if (node->kind() == c10::prim::fork && hasTaskSubgraph(node) &&
+        !carriesState(*node->g(attr::Subgraph))) {
+      carryInto(graph, node);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+} // namespace
+
+bool CarryAutocastIntoTasks(const std::shared_ptr<Graph>& graph) {
+  return carryInBlock(*graph, graph->block());
+}
+
+} // namespace jitamp

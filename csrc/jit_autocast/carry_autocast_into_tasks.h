@@ -1,0 +1,28 @@
+// Pass: a forked task runs under the autocast state it was forked in.
+#pragma once
+
+#include <memory>
+
+namespace torch::jit {
+struct Graph;
+} // namespace torch::jit
+
+namespace jitamp {
+
+// Eager's torch.jit.fork runs its function at once, on the calling thread,
+// under the caller's whole autocast state. TorchScript's prim::fork runs the
+// task on an inter-op worker and hands it part of that state
+// (at::ThreadLocalState: the enabled flags as dispatch keys, and from torch
+// 2.5 on the autocast dtypes, but never the cache flag or the nesting
+// depth). For each prim::fork this pass adds
+//   %state = jitamp::autocast_task_state()          -- before the fork
+//   %guard = jitamp::autocast_task_enter(%state)     -- first in the task
+//   jitamp::autocast_task_exit(%guard)               -- last in the task
+// (task_ops.cpp) with %state passed to the task as one more input, so the
+// task sees the caller's dtypes, cache flag and scope depth on every torch.
+// prim::awaitable is left alone: eager and TorchScript both run it at its
+// wait, on the waiting thread. Idempotent. Returns whether it changed the
+// graph. Does not enter fork subgraphs (see RewriteAutocast).
+bool CarryAutocastIntoTasks(const std::shared_ptr<torch::jit::Graph>& graph);
+
+} // namespace jitamp
