@@ -49,6 +49,7 @@ TORCH_LIBRARY(jitamp, m) {
   const char* scopes[] = {
       "autocast_caller_region() -> int",
       "autocast_enter(Any autocast) -> (__torch__.torch.classes.jitamp.AutocastGuard guard, int region)",
+      "autocast_enter.args(str device_type, ScalarType dtype, bool enabled=True, bool? cache_enabled=None) -> (__torch__.torch.classes.jitamp.AutocastGuard guard, int region)",
       "autocast_exit(__torch__.torch.classes.jitamp.AutocastGuard guard) -> ()",
       "autocast_cache_enabled(bool? cache_enabled) -> bool",
       "autocast_task_state() -> int",
@@ -82,6 +83,7 @@ TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
 
   m.impl("autocast_caller_region", TORCH_FN(autocastCallerRegion));
   m.impl("autocast_enter", TORCH_FN(autocastEnter));
+  m.impl("autocast_enter.args", TORCH_FN(autocastEnterArgs));
   m.impl("autocast_exit", TORCH_FN(autocastExit));
   m.impl("autocast_cache_enabled", TORCH_FN(autocastCacheEnabled));
   m.impl("wait", torch::CppFunction::makeFromBoxedFunction<&waitOnThisThread>());

@@ -1,6 +1,8 @@
 // Scope ops: what `with torch.autocast(...)` does in eager, as TorchScript ops.
 //
 //   %guard, %region = jitamp::autocast_enter(%autocast) -- autocast.__enter__
+//   %guard, %region = jitamp::autocast_enter.args(%device_type, %dtype,
+//       %enabled, %cache_enabled)     -- the same, for a scope with no object
 //   jitamp::autocast_exit(%guard)                       -- autocast.__exit__
 //   %region = jitamp::autocast_caller_region()  -- the token outside scopes
 //   %c = jitamp::autocast_cache_enabled(%arg)     -- __init__'s cache_enabled
@@ -63,27 +65,12 @@ bool checkedEnabled(
   return true;
 }
 
-} // namespace
-
-std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> autocastEnter(
-    const c10::IValue& autocast) {
-  TORCH_CHECK(
-      autocast.isObject(),
-      "jitamp::autocast_enter expects a torch.autocast object, got ",
-      autocast.tagKind());
-  const auto& obj = autocast.toObjectRef();
-  const std::string device = obj.getAttr("device").toStringRef();
-  const at::ScalarType dtype = obj.getAttr("fast_dtype").toScalarType();
-  const bool requested = obj.getAttr("_enabled").toBool();
+std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> enterScope(
+    const std::string& device,
+    at::ScalarType dtype,
+    bool requested,
+    bool cache_enabled) {
   const c10::DeviceType device_type = c10::Device(device).type();
-
-  bool cache_enabled = at::autocast::is_autocast_cache_enabled();
-  if (obj.type()->hasAttribute(kCacheAttr)) {
-    const auto value = obj.getAttr(kCacheAttr);
-    if (value.isBool()) {
-      cache_enabled = value.toBool();
-    }
-  }
   const bool enabled = checkedEnabled(device, device_type, dtype, requested);
 
   auto guard = c10::make_intrusive<AutocastGuard>();
@@ -99,6 +86,40 @@ std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> autocastEnter(
   // The region token's value does not matter (only which graph value it
   // is); the nesting depth is as good as any.
   return {guard, depth};
+}
+
+} // namespace
+
+std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> autocastEnter(
+    const c10::IValue& autocast) {
+  TORCH_CHECK(
+      autocast.isObject(),
+      "jitamp::autocast_enter expects a torch.autocast object, got ",
+      autocast.tagKind());
+  const auto& obj = autocast.toObjectRef();
+  bool cache_enabled = at::autocast::is_autocast_cache_enabled();
+  if (obj.type()->hasAttribute(kCacheAttr)) {
+    const auto value = obj.getAttr(kCacheAttr);
+    if (value.isBool()) {
+      cache_enabled = value.toBool();
+    }
+  }
+  return enterScope(
+      obj.getAttr("device").toStringRef(),
+      obj.getAttr("fast_dtype").toScalarType(),
+      obj.getAttr("_enabled").toBool(),
+      cache_enabled);
+}
+
+// `with torch.autocast(device_type, dtype, enabled, cache_enabled=...)`
+// without an object: the scope WrapInAutocastScope puts around a body.
+std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> autocastEnterArgs(
+    const std::string& device_type,
+    at::ScalarType dtype,
+    bool enabled,
+    std::optional<bool> cache_enabled) {
+  return enterScope(
+      device_type, dtype, enabled, autocastCacheEnabled(cache_enabled));
 }
 
 void autocastExit(const c10::intrusive_ptr<AutocastGuard>& guard) {

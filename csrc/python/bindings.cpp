@@ -9,6 +9,7 @@
 #include "make_waits_blocking.h"
 #include "policy_table.h"
 #include "record_autocast_cache_flags.h"
+#include "wrap_in_autocast_scope.h"
 
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/python/pybind_utils.h>
@@ -57,6 +58,36 @@ PYBIND11_MODULE(_C, m) {
       py::arg("module"),
       py::arg("simple_executor") = true,
       "Rewrite every method of a ScriptModule (its C++ `_c`) and submodules.");
+
+  m.def(
+      "wrap_method_in_autocast",
+      [](const torch::jit::Module& module,
+         const std::string& name,
+         const std::string& device_type,
+         const std::string& dtype) {
+        const auto method = module.find_method(name);
+        TORCH_CHECK(method, "the module has no method '", name, "'");
+        torch::jit::Function& function = method->function();
+        TORCH_CHECK(
+            !jitamp::HasRun(function),
+            "jitamp cannot wrap '",
+            name,
+            "' in an autocast scope: it has already run");
+        TORCH_CHECK(
+            dtype == "bfloat16" || dtype == "float16",
+            "jitamp: an autocast scope's dtype is bfloat16 or float16, not ",
+            dtype);
+        jitamp::WrapInAutocastScope(
+            torch::jit::toGraphFunction(function).graph(),
+            device_type,
+            dtype == "bfloat16" ? c10::kBFloat16 : c10::kHalf);
+      },
+      py::arg("module"),
+      py::arg("method"),
+      py::arg("device_type"),
+      py::arg("dtype"),
+      "Put a method's whole body in `with torch.autocast(device_type, dtype)`"
+      " (wrap_in_autocast_scope.h); before the rewrite and the first call.");
 
   m.def(
       "function_has_run",

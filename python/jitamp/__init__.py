@@ -7,11 +7,13 @@
 Every function and module method scripted while jitamp is enabled is
 rewritten once, before it first runs. `jitamp.rewrite(obj)` does the same for
 objects scripted earlier or loaded with `torch.jit.load`; `jitamp.load(path)`
-does both for a saved model.
+does both for a saved model. `jitamp.add_autocast(module, "cpu", torch.bfloat16)`
+gives a module whose source has no autocast mixed precision, as if its
+forward were inside `with torch.autocast(...)`.
 """
 from ._library import _C  # noqa: F401  (registers the jitamp ops)
-from .api import disable, enable, is_enabled, load, rewrite
+from .api import add_autocast, disable, enable, is_enabled, load, rewrite
 from .passes import rewrite_graph
 
-__all__ = ["enable", "disable", "is_enabled", "load", "rewrite", "rewrite_graph"]
+__all__ = ["enable", "disable", "is_enabled", "load", "rewrite", "add_autocast", "rewrite_graph"]
 __version__ = "0.1.0"

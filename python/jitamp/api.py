@@ -1,9 +1,9 @@
-"""The public API: enable(), disable(), rewrite()."""
+"""The public API: enable(), disable(), rewrite(), load(), add_autocast()."""
 from __future__ import annotations
 
 import atexit
 import threading
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 
@@ -124,6 +124,39 @@ def rewrite(obj: Any, *, profiling_executor: bool = False) -> list[str]:
             f"(torch.jit.script / torch.jit.load), got {type(obj).__name__}"
         )
     return list(changed)
+
+
+_AUTOCAST_DTYPES = {torch.bfloat16: "bfloat16", torch.float16: "float16"}
+
+
+def add_autocast(
+    module: Any,
+    device_type: str,
+    dtype: torch.dtype,
+    *,
+    methods: Sequence[str] = ("forward",),
+    profiling_executor: bool = False,
+) -> list[str]:
+    """Mixed precision for a scripted or loaded module whose source has no
+    autocast: each of `methods` runs as if its body were inside
+    `with torch.autocast(device_type, dtype=dtype):` (scopes it already has
+    stay, nested inside), so calling it equals calling the original module
+    under that eager autocast. Then rewrite(); returns what rewrite() does.
+    Call it before the module's first call (`jitamp convert --autocast`
+    does this to a saved model)."""
+    if device_type not in ("cpu", "cuda"):
+        raise ValueError(f"device_type is 'cpu' or 'cuda', not {device_type!r}")
+    if dtype not in _AUTOCAST_DTYPES:
+        raise ValueError(f"dtype is torch.bfloat16 or torch.float16, not {dtype}")
+    target = module._c if isinstance(module, torch.jit.ScriptModule) else module
+    if not isinstance(target, torch._C.ScriptModule):
+        raise TypeError(f"jitamp.add_autocast expects a scripted or loaded module, got {type(module).__name__}")
+    missing = [name for name in methods if not target._has_method(name)]
+    if missing:
+        raise ValueError(f"the module has no method {', '.join(map(repr, missing))}")
+    for name in methods:
+        _C.wrap_method_in_autocast(target, name, device_type, _AUTOCAST_DTYPES[dtype])
+    return rewrite(module, profiling_executor=profiling_executor)
 
 
 def load(f: Any, *, profiling_executor: bool = False, **kwargs: Any) -> Any:

@@ -38,6 +38,9 @@ _CONVERT_EXAMPLE = """\
 examples:
   jitamp convert model.pt model_amp.pt
   jitamp convert ssd.pt ssd_amp.pt --import torchvision    a model that calls torchvision ops
+  jitamp convert plain.pt amp.pt --autocast cpu:bfloat16   forward as if inside
+                                   `with torch.autocast("cpu", dtype=torch.bfloat16)`
+  jitamp convert plain.pt amp.pt --autocast cuda:float16 --methods forward,encode
 
 OUT.pt loads with any loader once jitamp's ops are registered, and runs as
 jitamp runs it (it carries what configures it):
@@ -120,6 +123,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     convert.add_argument("input", metavar="IN.pt")
     convert.add_argument("output", metavar="OUT.pt")
+    convert.add_argument(
+        "--autocast",
+        metavar="DEVICE:DTYPE",
+        help="mixed precision for a model whose source has none: run each of --methods as if its body "
+        "were inside `with torch.autocast(DEVICE, dtype=DTYPE)` (cpu:bfloat16, cpu:float16, "
+        "cuda:float16, cuda:bfloat16); scopes a method has stay, nested inside",
+    )
+    convert.add_argument(
+        "--methods",
+        metavar="NAME,...",
+        help="the methods --autocast wraps (default: forward)",
+    )
     _add_library_flags(convert)
     _add_common_flags(convert, profiling_help="run OUT.pt on TorchScript's profiling executor (see jitamp.enable)")
 
@@ -501,14 +516,54 @@ def _join(texts: dict[str, str], headers: bool) -> str:
     return "".join(f"# method {name}\n{text}" for name, text in texts.items())
 
 
+_AUTOCAST_DEVICES = ("cpu", "cuda")
+_AUTOCAST_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def parse_autocast(spec: str) -> tuple[str, torch.dtype]:
+    """'cpu:bfloat16' -> ("cpu", torch.bfloat16)."""
+    device, sep, dtype = spec.partition(":")
+    if not sep or device not in _AUTOCAST_DEVICES or dtype not in _AUTOCAST_DTYPES:
+        raise CliError(
+            f"bad --autocast '{spec}': expected DEVICE:DTYPE with DEVICE one of "
+            f"{', '.join(_AUTOCAST_DEVICES)} and DTYPE one of {', '.join(_AUTOCAST_DTYPES)}, "
+            "e.g. cpu:bfloat16"
+        )
+    return device, _AUTOCAST_DTYPES[dtype]
+
+
 def convert(args: argparse.Namespace) -> str:
-    scripted = _saved_target(args.input).make_scripted(True)
+    if args.methods is not None and args.autocast is None:
+        raise CliError("--methods chooses the methods --autocast wraps: give --autocast DEVICE:DTYPE too")
+    if args.autocast is None:
+        scripted = _saved_target(args.input).make_scripted(True)
+        done = ""
+    else:
+        device, dtype = parse_autocast(args.autocast)
+        methods = [name.strip() for name in (args.methods or "forward").split(",")]
+        if not all(methods):
+            raise CliError(f"bad --methods '{args.methods}': expected NAME,NAME,...")
+        loaded = _saved_target(args.input).make_scripted(False)
+        present = set(loaded._c._method_names())
+        missing = [name for name in methods if name not in present]
+        if missing:
+            raise CliError(
+                f"{args.input} has no method {', '.join(missing)} (it has: {', '.join(sorted(present)) or 'none'})"
+            )
+        import jitamp
+
+        try:
+            jitamp.add_autocast(loaded, device, dtype, methods=methods, profiling_executor=_PROFILING_EXECUTOR)
+        except Exception as error:
+            raise CliError(f"cannot convert {args.input}: {_first_line(error)}") from error
+        scripted = loaded
+        done = f"; {', '.join(methods)} run{'s' if len(methods) == 1 else ''} under autocast {args.autocast}"
     try:
         with _quiet():
             torch.jit.save(scripted, args.output)
     except Exception as error:
         raise CliError(f"cannot save {args.output}: {_first_line(error)}") from error
-    return f"wrote {args.output} (load it with torch.jit.load after `import jitamp`, or jitamp.load)\n"
+    return f"wrote {args.output}{done} (load it with torch.jit.load after `import jitamp`, or jitamp.load)\n"
 
 
 def table(args: argparse.Namespace) -> str:
