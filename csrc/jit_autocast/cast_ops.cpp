@@ -28,18 +28,28 @@ using at::Tensor;
 using c10::DeviceType;
 
 // `devices` is the constant the pass writes: "cpu", "cuda" or "cpu,cuda" --
-// the devices on which eager gives the op this policy.
-bool policyApplies(c10::string_view devices, DeviceType device_type) {
-  const char* name = nullptr;
-  if (device_type == DeviceType::CPU) {
-    name = "cpu";
-  } else if (device_type == DeviceType::CUDA) {
-    name = "cuda";
-  } else {
-    return false;
-  }
-  if (!at::autocast::is_autocast_enabled(device_type)) {
-    return false;
+// the devices on which eager gives the op this policy. Those three are told
+// apart by their length (this runs for every cast); anything else is parsed.
+bool namesDevice(c10::string_view devices, DeviceType device_type) {
+  const bool cpu = device_type == DeviceType::CPU;
+  switch (devices.size()) {
+    case 3:
+      if (devices == "cpu") {
+        return cpu;
+      }
+      break;
+    case 4:
+      if (devices == "cuda") {
+        return !cpu;
+      }
+      break;
+    case 8:
+      if (devices == "cpu,cuda") {
+        return true;
+      }
+      break;
+    default:
+      break;
   }
   TORCH_CHECK(
       devices.find("cpu") != c10::string_view::npos ||
@@ -48,7 +58,36 @@ bool policyApplies(c10::string_view devices, DeviceType device_type) {
       std::string(devices),
       "'");
   // "cpu" is not a substring of "cuda" and vice versa.
-  return devices.find(name) != c10::string_view::npos;
+  return devices.find(cpu ? "cpu" : "cuda") != c10::string_view::npos;
+}
+
+// Eager's cached_cast: its eligibility rule (floating, not float64, on this
+// device type) and, with grad mode on, its weight cache. With grad mode off
+// the cache is skipped. It keeps every cast weight alive until the outermost
+// scope exits, so each call casts into fresh memory and the exit frees it
+// all (in a no-grad residual MLP, most of the time autocast saves);
+// uncached, each copy reuses the memory of the one before. The values are
+// the same; docs/design.md ("The cast cache") has the one case that is not.
+Tensor eagerCast(
+    at::ScalarType to_type,
+    const Tensor& self,
+    DeviceType device_type) {
+  if (c10::GradMode::is_enabled()) {
+    return at::autocast::cached_cast(to_type, self, device_type);
+  }
+  if (at::autocast::is_eligible(self, device_type) &&
+      self.scalar_type() != to_type) {
+    return self.to(to_type);
+  }
+  return self;
+}
+
+bool policyApplies(c10::string_view devices, DeviceType device_type) {
+  if (device_type != DeviceType::CPU && device_type != DeviceType::CUDA) {
+    return false;
+  }
+  return at::autocast::is_autocast_enabled(device_type) &&
+      namesDevice(devices, device_type);
 }
 
 Tensor castTo(
@@ -68,9 +107,7 @@ Tensor castTo(
   if (self.scalar_type() == to_type) {
     return self; // the common case inside a scope: nothing to do
   }
-  // cached_cast applies eager's eligibility rule (floating, not float64, on
-  // this device type) and its weight cache.
-  return at::autocast::cached_cast(to_type, self, device_type);
+  return eagerCast(to_type, self, device_type);
 }
 
 std::optional<Tensor> castOptional(
@@ -176,7 +213,7 @@ std::vector<Tensor> promote(at::TensorList tensors, c10::string_view devices) {
   }
   for (auto& t : out) {
     if (t.defined()) {
-      t = at::autocast::cached_cast(to_type, t, device_type);
+      t = eagerCast(to_type, t, device_type);
     }
   }
   return out;
