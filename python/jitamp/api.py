@@ -6,6 +6,7 @@ import threading
 from typing import Any, Sequence
 
 import torch
+from torch import _jit_internal
 
 from . import _loader
 from ._library import _C
@@ -94,11 +95,44 @@ def _forget_compiled_types() -> None:
 
     TorchScript reuses a module type (and a scripted function) it compiled
     earlier without calling the emit hooks again; clearing its caches makes
-    scripting after enable() or disable() go through the hooks.
+    scripting after enable() or disable() go through the hooks. The compiled
+    `@overload`s of a function (F.interpolate's) are forgotten only where
+    their declarations are kept (see _keep_overload_declarations):
+    TorchScript deletes the declarations when it compiles them, and could
+    never compile them again.
     """
     torch.jit._recursive.concrete_type_store.type_store.clear()
     torch.jit._state._jit_caching_layer.clear()
-    torch.jit._state._jit_function_overload_caching.clear()
+    compiled = torch.jit._state._jit_function_overload_caching
+    for fn in list(compiled.keys()):
+        declarations = _overload_declarations.get(_jit_internal._qualified_name(fn))
+        if declarations is not None:
+            _jit_internal._overloaded_fns[_jit_internal._qualified_name(fn)] = list(declarations)
+            del compiled[fn]
+
+
+# qualified name -> the `@torch.jit._overload` declarations TorchScript
+# compiled (and then deleted), so that _forget_compiled_types can give them
+# back for a fresh compilation.
+_overload_declarations: dict[str, list[Any]] = {
+    name: list(fns) for name, fns in _jit_internal._overloaded_fns.items()
+}
+
+
+def _keep_overload_declarations() -> None:
+    clear = _jit_internal._clear_fn_overloads
+    if getattr(clear, "_jitamp_keeps_declarations", False):
+        return
+
+    def clear_but_keep(qual_name: str) -> None:
+        _overload_declarations[qual_name] = list(_jit_internal._overloaded_fns.get(qual_name, ()))
+        clear(qual_name)
+
+    clear_but_keep._jitamp_keeps_declarations = True  # type: ignore[attr-defined]
+    _jit_internal._clear_fn_overloads = clear_but_keep
+
+
+_keep_overload_declarations()
 
 
 def rewrite(obj: Any, *, profiling_executor: bool = False) -> list[str]:
