@@ -67,10 +67,11 @@ struct TaskAutocastGuard : torch::CustomClassHolder {
       return;
     }
     open = false;
-    // The caller's scopes are still open in eager, so the task's own scopes
-    // never cleared the cache; what it cached on this thread goes now.
-    if (nested && at::autocast::decrement_nesting() == 0) {
-      at::autocast::clear_cache();
+    // The caller's scopes are open in eager while the task runs, so no scope
+    // exit in the task clears the cast cache (one for the whole process);
+    // the caller's outermost exit does, as in eager.
+    if (nested) {
+      at::autocast::decrement_nesting();
     }
     at::autocast::set_autocast_dtype(c10::DeviceType::CPU, prev_cpu_dtype);
     at::autocast::set_autocast_dtype(c10::DeviceType::CUDA, prev_cuda_dtype);

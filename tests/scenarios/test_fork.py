@@ -296,3 +296,24 @@ def test_fork_adopts_the_cache_flag():
     # The case can fail: the two halves differ only if the cache is off.
     assert not torch.equal(eager[:4], eager[4:])
     check_against_eager(fork_in_uncached_scope, [w, X], grad=True)
+
+
+# The cast cache is one for the whole process: eager runs the task inside the
+# caller's region, so the caller's later casts of the same leaves reuse the
+# task's (one cast node each, whose gradient sums both uses in bfloat16). The
+# task's end must not clear the cache while the caller's scope is open.
+def _fork_target_mm(a: Tensor, b: Tensor) -> Tensor:
+    return torch.mm(a, b)
+
+
+def fork_then_recast(x: Tensor, w: Tensor, v: Tensor):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        a = torch.jit.wait(torch.jit.fork(_fork_target_mm, x, w))
+        b = torch.mm(x, v)
+    return a, b
+
+
+@pytest.mark.parametrize("outer", ["no_outer", "outer_bf16"])
+def test_fork_shares_the_callers_cast_cache(outer):
+    x, w, v = rand(16, 16, seed=41), rand(16, 16, seed=42), rand(16, 16, seed=43)
+    check_against_eager(fork_then_recast, [x, w, v], grad=True, outer=OUTERS[outer])
