@@ -61,18 +61,46 @@ bool namesDevice(c10::string_view devices, DeviceType device_type) {
   return devices.find(cpu ? "cpu" : "cuda") != c10::string_view::npos;
 }
 
+// Does eager's cache hand a cast made with grad mode off to a later use
+// with grad mode on (which then gets no gradient)? Older torch (2.4, 2.9)
+// does, newer (2.13) casts again. Asked once, of eager's cached_cast, with a
+// weight of our own that lives for the whole process (its cache entry is
+// keyed by its address and stays until the next outermost scope exit).
+bool eagerHandsNoGradCastsToGradUses() {
+  static const bool hands = [] {
+    static const Tensor* probe =
+        new Tensor(at::ones({1}, at::kFloat).set_requires_grad(true));
+    const bool cache_was_enabled = at::autocast::is_autocast_cache_enabled();
+    at::autocast::set_autocast_cache_enabled(true);
+    {
+      at::NoGradGuard no_grad;
+      at::autocast::cached_cast(at::kBFloat16, *probe, DeviceType::CPU);
+    }
+    Tensor with_grad;
+    {
+      at::AutoGradMode grad(true);
+      with_grad =
+          at::autocast::cached_cast(at::kBFloat16, *probe, DeviceType::CPU);
+    }
+    at::autocast::set_autocast_cache_enabled(cache_was_enabled);
+    return !with_grad.requires_grad();
+  }();
+  return hands;
+}
+
 // Eager's cached_cast: its eligibility rule (floating, not float64, on this
-// device type) and, with grad mode on, its weight cache. With grad mode off
-// the cache is skipped. It keeps every cast weight alive until the outermost
-// scope exits, so each call casts into fresh memory and the exit frees it
-// all (in a no-grad residual MLP, most of the time autocast saves);
-// uncached, each copy reuses the memory of the one before. The values are
-// the same; docs/design.md ("The cast cache") has the one case that is not.
+// device type) and its weight cache -- except with grad mode off where
+// eager keeps no-grad casts away from grad uses (see above). The cache
+// keeps every cast weight alive until the outermost scope exits, so each
+// call casts into fresh memory and the exit frees it all (in a no-grad
+// residual MLP, most of the time autocast saves); uncached, each copy reuses
+// the memory of the one before. The values are the same; docs/design.md
+// ("The cast cache") has the one case that is not.
 Tensor eagerCast(
     at::ScalarType to_type,
     const Tensor& self,
     DeviceType device_type) {
-  if (c10::GradMode::is_enabled()) {
+  if (c10::GradMode::is_enabled() || eagerHandsNoGradCastsToGradUses()) {
     return at::autocast::cached_cast(to_type, self, device_type);
   }
   if (at::autocast::is_eligible(self, device_type) &&

@@ -64,7 +64,18 @@ def recast_after_inplace(w: Tensor, x: Tensor):
     return a, b
 
 
-@pytest.mark.xfail(strict=True, reason=(
+def _eager_hands_no_grad_casts_to_grad_uses() -> bool:
+    """Older torch's cache gives a cast made under no_grad to a later use
+    with grad mode on (no gradient there); jitamp then keeps the cache with
+    grad mode off too (cast_ops.cpp), newer torch casts again."""
+    w = rand(2, 2).requires_grad_()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.no_grad():
+            torch.mm(w, w)
+        return not torch.mm(w, w).requires_grad
+
+
+@pytest.mark.xfail(not _eager_hands_no_grad_casts_to_grad_uses(), strict=True, reason=(
     "known deviation (docs/design.md, 'The cast cache'): with grad mode off "
     "jitamp does not cache casts, so a weight changed in place inside a region "
     "after its first cast is cast afresh; eager's cache returns the stale "
