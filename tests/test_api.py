@@ -77,6 +77,40 @@ def test_hooks_chain_to_hooks_already_installed():
         torch._C._jit_set_emit_hooks(*prev)
 
 
+def test_hooks_set_by_other_code_while_enabled_run_after_the_rewrite():
+    """What PyTorch's JitTestCase does around every test: save the hooks, set
+    its own, restore the saved ones. jitamp stays in the slot throughout."""
+    seen = []
+    before = torch._C._jit_get_emit_hooks()
+    with jitamp.enable():
+        saved = torch._C._jit_get_emit_hooks()
+        torch._C._jit_set_emit_hooks(lambda m: seen.append("module"), lambda f: seen.append("function"))
+        fn = _script_without_jitamp_hooks_check(scoped_mm)
+        assert seen == ["function"]
+        assert "jitamp::autocast_enter" in _kinds(fn.graph)
+        check_against_eager(scoped_mm, [torch.randn(4, 4), torch.randn(4, 4)], scripted=fn)
+        torch._C._jit_set_emit_hooks(*saved)
+        fn = _script_without_jitamp_hooks_check(scoped_mm)
+        assert seen == ["function"], "the restored hooks no longer run the other code's"
+        assert "jitamp::autocast_enter" in _kinds(fn.graph)
+        torch._C._jit_set_emit_hooks(lambda m: seen.append("module2"), None)
+    # disable() leaves what the other code set last, as if jitamp had not been there
+    try:
+        assert torch._C._jit_get_emit_hooks()[1] is None
+        assert torch._C._jit_get_emit_hooks()[0] is not None
+    finally:
+        torch._C._jit_set_emit_hooks(*before)
+
+
+def _script_without_jitamp_hooks_check(fn):
+    """torch.jit.script of a fresh copy (TorchScript caches functions by
+    identity), with whatever hooks are installed."""
+    import types
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    with torchscript_deprecation_ignored():
+        return torch.jit.script(copy)
+
+
 def test_scripted_functions_and_modules_are_rewritten():
     fn = script(scoped_mm)
     assert "prim::Enter" not in _kinds(fn.graph)

@@ -34,7 +34,10 @@ def enable(*, profiling_executor: bool = False) -> _Enabled:
 
     Installs TorchScript's emit hooks (chaining to hooks already there) and
     turns PyTorch's built-in JIT autocast off until disable(). Idempotent.
-    Usable as `with jitamp.enable(): ...`.
+    Usable as `with jitamp.enable(): ...`. TorchScript has one slot for emit
+    hooks; while jitamp is enabled, hooks that other code sets there
+    (`torch._C._jit_set_emit_hooks`, e.g. PyTorch's JitTestCase) run after
+    jitamp's rewrite instead of displacing it.
 
     Rewritten functions run on TorchScript's simple executor, which records
     each op with eager's autograd, so gradients are eager's.
@@ -48,27 +51,59 @@ def enable(*, profiling_executor: bool = False) -> _Enabled:
     with _lock:
         if _state is not None:
             return _Enabled()
-        prev_module_hook, prev_function_hook = torch._C._jit_get_emit_hooks()
+        previous = torch._C._jit_get_emit_hooks()
         simple = not profiling_executor
 
         def module_hook(module: torch._C.ScriptModule) -> None:
             _C.rewrite_module(module, simple_executor=simple)
             _loader.attach(module, simple)
-            if prev_module_hook is not None:
-                prev_module_hook(module)
+            other = _state["others"][0] if _state is not None else None
+            if other is not None:
+                other(module)
 
         def function_hook(function: torch._C.ScriptFunction) -> None:
             _C.rewrite_function(function, simple_executor=simple)
-            if prev_function_hook is not None:
-                prev_function_hook(function)
+            other = _state["others"][1] if _state is not None else None
+            if other is not None:
+                other(function)
 
         _state = {
-            "hooks": (prev_module_hook, prev_function_hook),
+            "previous": previous,  # restored by disable()
+            "others": previous,  # what other code wants run, after the rewrite
+            "mine": (module_hook, function_hook),
             "builtin_autocast": torch._C._jit_set_autocast_mode(False),
+            "set_emit_hooks": torch._C._jit_set_emit_hooks,
+            "get_emit_hooks": torch._C._jit_get_emit_hooks,
         }
-        torch._C._jit_set_emit_hooks(module_hook, function_hook)
+        _state["set_emit_hooks"](module_hook, function_hook)
+        torch._C._jit_set_emit_hooks = _set_emit_hooks
+        torch._C._jit_get_emit_hooks = _get_emit_hooks
         _forget_compiled_types()
         return _Enabled()
+
+
+def _get_emit_hooks() -> tuple[Any, Any]:
+    """torch._C._jit_get_emit_hooks while jitamp is enabled: jitamp's hooks
+    themselves (TorchScript's getter returns new wrappers), so that a caller
+    that saves and later restores them is recognized by _set_emit_hooks."""
+    with _lock:
+        assert _state is not None
+        return _state["mine"]
+
+
+def _set_emit_hooks(module_hook: Any, function_hook: Any) -> None:
+    """torch._C._jit_set_emit_hooks while jitamp is enabled: jitamp's hooks
+    stay in TorchScript's one slot and run the ones set here after the
+    rewrite. Setting jitamp's own hooks back (a caller restoring what it
+    saved with _jit_get_emit_hooks) brings back the hooks from before
+    enable()."""
+    with _lock:
+        assert _state is not None
+        mine_module, mine_function = _state["mine"]
+        if module_hook is mine_module and function_hook is mine_function:
+            _state["others"] = _state["previous"]
+        else:
+            _state["others"] = (module_hook, function_hook)
 
 
 def disable() -> None:
@@ -80,7 +115,9 @@ def disable() -> None:
     with _lock:
         if _state is None:
             return
-        torch._C._jit_set_emit_hooks(*_state["hooks"])
+        torch._C._jit_set_emit_hooks = _state["set_emit_hooks"]
+        torch._C._jit_get_emit_hooks = _state["get_emit_hooks"]
+        torch._C._jit_set_emit_hooks(*_state["others"])
         torch._C._jit_set_autocast_mode(_state["builtin_autocast"])
         _state = None
         _forget_compiled_types()
