@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import torch
 from torch import _jit_internal
 
-from . import _loader
+from . import _decorators, _loader
 from ._library import _C
 
 _lock = threading.RLock()
@@ -37,7 +37,10 @@ def enable(*, profiling_executor: bool = False) -> _Enabled:
     Usable as `with jitamp.enable(): ...`. TorchScript has one slot for emit
     hooks; while jitamp is enabled, hooks that other code sets there
     (`torch._C._jit_set_emit_hooks`, e.g. PyTorch's JitTestCase) run after
-    jitamp's rewrite instead of displacing it.
+    jitamp's rewrite instead of displacing it. Functions and methods
+    decorated with `@torch.autocast(...)` script too (TorchScript refuses
+    them, or drops the decorator on a method), as if their body were inside
+    the same `with torch.autocast(...)` (jitamp/_decorators.py).
 
     Rewritten functions run on TorchScript's simple executor, which records
     each op with eager's autograd, so gradients are eager's.
@@ -78,6 +81,7 @@ def enable(*, profiling_executor: bool = False) -> _Enabled:
         _state["set_emit_hooks"](module_hook, function_hook)
         torch._C._jit_set_emit_hooks = _set_emit_hooks
         torch._C._jit_get_emit_hooks = _get_emit_hooks
+        _state["decorators"] = _decorators.Installed()
         _forget_compiled_types()
         return _Enabled()
 
@@ -115,6 +119,7 @@ def disable() -> None:
     with _lock:
         if _state is None:
             return
+        _state["decorators"].uninstall()
         torch._C._jit_set_emit_hooks = _state["set_emit_hooks"]
         torch._C._jit_get_emit_hooks = _state["get_emit_hooks"]
         torch._C._jit_set_emit_hooks(*_state["others"])

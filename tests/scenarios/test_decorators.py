@@ -1,0 +1,120 @@
+"""`@torch.autocast(...)` as a decorator: on a helper called from scripted
+code (disabling and enabling), on the scripted function itself, stacked, and
+on a module's forward -- each as if its body were inside the same
+`with torch.autocast(...)` (jitamp/_decorators.py)."""
+import warnings
+
+import pytest
+import torch
+from torch import Tensor, nn
+
+import jitamp
+import oracle
+from oracle import check_against_eager
+from scenario_helpers import OUTERS, WARNING_FILTERS, X, Y
+
+pytestmark = WARNING_FILTERS
+
+
+@torch.autocast("cpu", enabled=False)
+def _helper_disabled(x: Tensor, y: Tensor) -> Tensor:
+    return torch.mm(x, y)
+
+
+@torch.autocast("cpu", dtype=torch.bfloat16)
+def _helper_bf16(x: Tensor, y: Tensor) -> Tensor:
+    return torch.mm(x, y)
+
+
+with warnings.catch_warnings():  # the deprecated spelling warns when built
+    warnings.simplefilter("ignore", FutureWarning)
+
+    @torch.cpu.amp.autocast(dtype=torch.float16)
+    def _helper_old_spelling(x: Tensor, y: Tensor) -> Tensor:
+        return torch.mm(x, y)
+
+
+def calls_disabling_helper_in_scope(x: Tensor, y: Tensor):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        a = torch.mm(x, y)
+        b = _helper_disabled(x, y)
+        c = torch.mm(x, y)
+    return a, b, c
+
+
+def calls_enabling_helper(x: Tensor, y: Tensor):
+    return torch.mm(x, y), _helper_bf16(x, y)
+
+
+# (Not with _helper_bf16 on the same leaves: eager's cast cache would hand
+# the float16 scope the bfloat16 casts, the known stale-cache deviation.)
+def calls_old_spelling_helper(x: Tensor, y: Tensor):
+    return torch.mm(x, y), _helper_old_spelling(x, y)
+
+
+@torch.autocast("cpu", dtype=torch.bfloat16)
+def decorated_itself(x: Tensor, y: Tensor):
+    return torch.mm(x, y), torch.softmax(x, dim=-1)
+
+
+@torch.autocast("cpu", dtype=torch.bfloat16)
+@torch.autocast("cpu", dtype=torch.float16)
+def decorated_twice(x: Tensor, y: Tensor):
+    return torch.mm(x, y)
+
+
+@torch.autocast("cpu", enabled=False)
+def decorated_with_scope_inside(x: Tensor, y: Tensor):
+    a = torch.mm(x, y)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        b = torch.mm(x, y)
+    return a, b
+
+
+FUNCTIONS = [calls_disabling_helper_in_scope, calls_enabling_helper, calls_old_spelling_helper, decorated_itself,
+             decorated_twice, decorated_with_scope_inside]
+
+
+@pytest.mark.parametrize("outer", ["no_outer", "outer_bf16", "outer_fp16", "outer_disabled"])
+@pytest.mark.parametrize("fn", FUNCTIONS, ids=[f.__name__ for f in FUNCTIONS])
+def test_decorated(fn, outer):
+    # Gradients only where no eager region of another dtype is around: there
+    # eager's cast cache hands the decorator's scope the region's casts of
+    # the leaves (the known stale-cache deviation, test_nesting.py).
+    check_against_eager(fn, [X, Y], outer=OUTERS[outer], grad=outer in ("no_outer", "outer_disabled"))
+
+
+class DecoratedForward(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(4, 8), nn.Linear(8, 4)
+
+    @torch.autocast("cpu", dtype=torch.bfloat16)
+    def forward(self, x):
+        return self.b(torch.relu(self.a(x))), self.helper(x)
+
+    @torch.jit.export
+    @torch.autocast("cpu", enabled=False)
+    def helper(self, x):
+        return self.a(x)
+
+
+@pytest.mark.parametrize("outer", ["no_outer", "outer_fp16"])
+def test_decorated_forward_and_method(outer):
+    m = DecoratedForward()
+    scripted = oracle.script(m)
+    check_against_eager(m, [X], scripted=scripted, outer=OUTERS[outer], grad=True)
+    check_against_eager(m.helper, [X], scripted=scripted.helper, outer=OUTERS[outer], grad=True)
+
+
+def test_without_jitamp_torchscript_refuses_as_before():
+    assert not jitamp.is_enabled()
+    with oracle.torchscript_deprecation_ignored(), pytest.raises(RuntimeError, match="decorator is not supported"):
+        torch.jit.script(decorated_itself)
+
+
+def test_disable_puts_torch_back():
+    script, parse_def = torch.jit.script, torch.jit.frontend.parse_def
+    with jitamp.enable():
+        assert torch.jit.script is not script and torch.jit.frontend.parse_def is not parse_def
+    assert torch.jit.script is script and torch.jit.frontend.parse_def is parse_def
