@@ -6,6 +6,7 @@
 #include <ATen/autocast_mode.h>
 #include <torch/custom_class.h>
 
+#include <atomic>
 #include <thread>
 
 namespace jitamp {
@@ -14,6 +15,25 @@ namespace jitamp {
 // resolves cache_enabled=None when the object is built, the scripted
 // __init__ drops it; jitamp::autocast_enter reads it.
 constexpr const char* kCacheAttr = "_jitamp_cache_enabled";
+
+// Tasks forked inside an open scope that have not ended yet. Eager runs a
+// forked function to its end before the caller goes on, so everything it
+// casts shares eager's cast cache (one for the whole process) with the
+// caller's region; a TorchScript task may still run after the caller's
+// outermost scope has exited. While one does, that exit leaves the cache
+// for a later outermost exit to clear, so the task and the caller still
+// share their casts (the same cast node, hence eager's gradients).
+inline std::atomic<int>& pendingTasks() {
+  static std::atomic<int> count{0};
+  return count;
+}
+
+// What an outermost scope exit does to eager's cast cache (see above).
+inline void clearCacheUnlessTasksPending() {
+  if (pendingTasks().load() == 0) {
+    at::autocast::clear_cache();
+  }
+}
 
 struct AutocastGuard : torch::CustomClassHolder {
   c10::DeviceType device_type = c10::DeviceType::CPU;
@@ -31,7 +51,7 @@ struct AutocastGuard : torch::CustomClassHolder {
     }
     open = false;
     if (at::autocast::decrement_nesting() == 0) {
-      at::autocast::clear_cache();
+      clearCacheUnlessTasksPending();
     }
     at::autocast::set_autocast_enabled(device_type, prev_enabled);
     at::autocast::set_autocast_dtype(device_type, prev_dtype);
@@ -62,6 +82,15 @@ struct TaskAutocastGuard : torch::CustomClassHolder {
   bool open = false;
   std::thread::id owner = std::this_thread::get_id();
 
+  // The task counted in pendingTasks() (by jitamp::autocast_task_state) has
+  // ended: on any thread, once.
+  void release() {
+    if (nested && !released) {
+      released = true;
+      pendingTasks().fetch_sub(1);
+    }
+  }
+
   void close() {
     if (!open) {
       return;
@@ -76,13 +105,18 @@ struct TaskAutocastGuard : torch::CustomClassHolder {
     at::autocast::set_autocast_dtype(c10::DeviceType::CPU, prev_cpu_dtype);
     at::autocast::set_autocast_dtype(c10::DeviceType::CUDA, prev_cuda_dtype);
     at::autocast::set_autocast_cache_enabled(prev_cache_enabled);
+    release();
   }
 
   ~TaskAutocastGuard() override {
     if (std::this_thread::get_id() == owner) {
       close();
     }
+    release();
   }
+
+ private:
+  bool released = false;
 };
 
 } // namespace jitamp

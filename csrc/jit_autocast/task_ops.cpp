@@ -46,9 +46,15 @@ int64_t autocastTaskState() {
       at::autocast::get_autocast_dtype(c10::DeviceType::CPU));
   const auto cuda = static_cast<int64_t>(
       at::autocast::get_autocast_dtype(c10::DeviceType::CUDA));
+  const bool in_scope = scopeOpen();
+  if (in_scope) {
+    // The task forked next runs inside this region (see pendingTasks()):
+    // counted until its guard is released.
+    pendingTasks().fetch_add(1);
+  }
   return cpu | (cuda << kCudaShift) |
       (at::autocast::is_autocast_cache_enabled() ? kCacheBit : 0) |
-      (scopeOpen() ? kNestedBit : 0);
+      (in_scope ? kNestedBit : 0);
 }
 
 c10::intrusive_ptr<TaskAutocastGuard> autocastTaskEnter(int64_t state) {

@@ -317,3 +317,28 @@ def fork_then_recast(x: Tensor, w: Tensor, v: Tensor):
 def test_fork_shares_the_callers_cast_cache(outer):
     x, w, v = rand(16, 16, seed=41), rand(16, 16, seed=42), rand(16, 16, seed=43)
     check_against_eager(fork_then_recast, [x, w, v], grad=True, outer=OUTERS[outer])
+
+
+# The same when the caller leaves its scope before the task casts: eager ran
+# the whole task first, so the cache must outlive the caller's exit until the
+# task has ended (the task sleeps to make the order certain).
+def _fork_target_slow_mm(a: Tensor, b: Tensor) -> Tensor:
+    return torch.mm(_slow_identity(a), b)
+
+
+@torch.jit.ignore
+def _slow_identity(a: torch.Tensor) -> torch.Tensor:
+    time.sleep(0.02)
+    return a
+
+
+def fork_outlives_scope(x: Tensor, w: Tensor, v: Tensor):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        fut = torch.jit.fork(_fork_target_slow_mm, x, w)
+        b = torch.mm(x, v)
+    return torch.jit.wait(fut), b
+
+
+def test_fork_outliving_the_scope_shares_the_callers_cast_cache():
+    x, w, v = rand(16, 16, seed=44), rand(16, 16, seed=45), rand(16, 16, seed=46)
+    check_against_eager(fork_outlives_scope, [x, w, v], grad=True, calls=(1, 2, 3))
