@@ -34,9 +34,10 @@ scopes, fails on the models with biased convs ("Input type (c10::BFloat16)
 and bias type (float) should be the same"), and that is not what these tests
 are about.
 
-Known deviation (xfail, strict): models frozen from jitamp-scripted ones run
-PyTorch's built-in JIT autocast on their `enabled=False` regions
-(FROZEN_BUILTIN_AUTOCAST_REASON).
+Models frozen (or optimized for inference) from jitamp-scripted ones are
+rewritten too, so PyTorch's built-in JIT autocast never runs on their
+`enabled=False` regions (jitamp/_loader.py; it did before, see
+test_frozen_enabled_false_region_under_eager_autocast).
 """
 from __future__ import annotations
 
@@ -592,26 +593,8 @@ DEPLOYMENTS = {
 }
 
 
-FROZEN_BUILTIN_AUTOCAST_REASON = (
-    "jitamp deviation: a module that torch.jit.freeze (or optimize_for_inference, "
-    "which freezes) makes from a jitamp-scripted one runs its new graph with "
-    "PyTorch's built-in JIT autocast pass whenever that pass is on at call time "
-    "(jitamp not enabled: after jitamp.disable(), or a process that loads and "
-    "freezes a saved model), so under an eager torch.autocast region the pass "
-    "casts the ops of the scripted `with torch.autocast('cpu', enabled=False)` "
-    "region: a Linear/Conv there returns float16 (frozen) where eager returns "
-    "float32, or raises 'Input type (c10::Half) and bias type (float) should be "
-    "the same'. The dtype is the one of the first optimized call (float16 later "
-    "under an outer bfloat16 region too). jitamp.rewrite(frozen) before the "
-    "first call avoids it. Minimal: test_frozen_enabled_false_region_under_eager_autocast")
-
-
 def _deployed_case(name: str, how: str, outer: str):
-    marks = []
-    if (name in ("segmentation", "transformer") and how in ("freeze", "optimize_for_inference")
-            and outer == "outer_fp16"):  # the models with an enabled=False region
-        marks = [pytest.mark.xfail(strict=True, reason=FROZEN_BUILTIN_AUTOCAST_REASON)]
-    return pytest.param(name, how, outer, marks=marks, id=f"{name}-{how}-{outer}")
+    return pytest.param(name, how, outer, id=f"{name}-{how}-{outer}")
 
 
 @pytest.mark.parametrize("name,how,outer", [
@@ -636,9 +619,9 @@ class DisabledRegion(nn.Module):
         return y
 
 
-@pytest.mark.xfail(strict=True, reason=FROZEN_BUILTIN_AUTOCAST_REASON)
 def test_frozen_enabled_false_region_under_eager_autocast():
-    """The minimal case of the deviation (eager: float32; frozen: float16)."""
+    """The minimal case (eager: float32; a frozen copy left to PyTorch's
+    built-in JIT autocast gave float16)."""
     torch.manual_seed(0)
     model = DisabledRegion().eval()
     # oracle.script leaves jitamp disabled: PyTorch's built-in JIT autocast

@@ -57,3 +57,44 @@ def attach(module: torch._C.ScriptModule, simple_executor: bool) -> None:
         return
     # A Python ModelLoader becomes a TorchScript object of its class here.
     module._register_attribute(ATTRIBUTE, _loader_type(), ModelLoader(simple_executor))
+
+
+def _simple_executor_of(module: torch._C.ScriptModule) -> bool | None:
+    """How a jitamp module runs (its loader's setting), or None for a module
+    jitamp has not rewritten."""
+    if not module.hasattr(ATTRIBUTE):
+        return None
+    return bool(module.getattr(ATTRIBUTE).simple_executor)
+
+
+def _keep_frozen_modules_rewritten() -> None:
+    """torch.jit.freeze clones a module into new functions, which run as
+    TorchScript's defaults say: PyTorch's built-in JIT autocast would then
+    run on a frozen jitamp model at its first call under an eager autocast
+    (float16 where eager gives float32 behind a scripted enabled=False
+    scope). Freezing a module jitamp rewrote rewrites the frozen copy too, as
+    jitamp.rewrite() does (optimize_for_inference freezes through the same
+    function)."""
+    from torch.jit import _freeze
+
+    freeze = _freeze.freeze
+    if getattr(freeze, "_jitamp_rewrites", False):
+        return
+
+    @functools.wraps(freeze)
+    def freeze_and_rewrite(mod, *args, **kwargs):
+        frozen = freeze(mod, *args, **kwargs)
+        simple = _simple_executor_of(mod._c) if hasattr(mod, "_c") else None
+        if simple is not None:
+            from .api import rewrite
+
+            rewrite(frozen, profiling_executor=not simple)
+        return frozen
+
+    freeze_and_rewrite._jitamp_rewrites = True  # type: ignore[attr-defined]
+    _freeze.freeze = freeze_and_rewrite
+    if torch.jit.freeze is freeze:
+        torch.jit.freeze = freeze_and_rewrite
+
+
+_keep_frozen_modules_rewritten()
