@@ -81,6 +81,80 @@ def _wrap_body(fn_def: ast.FunctionDef, scope: dict[str, Any]) -> bool:
     return True
 
 
+# TorchScript's front end fails with this internal assert on a `return`,
+# `break` or `continue` that leaves a `with` block early.
+_EARLY_EXIT_ASSERT = "outputs_[i]->uses().empty()"
+
+
+def _exits_inside_with(tree: ast.AST) -> list[ast.stmt]:
+    """`return` / `break` / `continue` statements that leave a `with` block
+    (a return that is the block's last statement, in a block that ends its
+    function, does not count: TorchScript compiles that)."""
+    found: list[ast.stmt] = []
+
+    def visit(node: ast.AST, in_with: bool, in_loop_in_with: bool, tail: bool) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) and in_with:
+            return
+        if isinstance(node, ast.Return) and in_with and not tail:
+            found.append(node)
+        if isinstance(node, (ast.Break, ast.Continue)) and in_with and not in_loop_in_with:
+            found.append(node)
+        for field, value in ast.iter_fields(node):
+            if not isinstance(value, list):
+                if isinstance(value, ast.AST):
+                    visit(value, in_with, in_loop_in_with, False)
+                continue
+            for index, child in enumerate(value):
+                if not isinstance(child, ast.AST):
+                    continue
+                last = index == len(value) - 1
+                if isinstance(node, ast.FunctionDef) and field == "body":
+                    visit(child, in_with, in_loop_in_with, last)
+                elif isinstance(node, ast.With) and field == "body":
+                    visit(child, True, False, tail and last)
+                elif isinstance(node, (ast.For, ast.While)) and field in ("body", "orelse"):
+                    visit(child, in_with, in_with, False)
+                else:
+                    visit(child, in_with, in_loop_in_with, False)
+
+    visit(tree, False, False, False)
+    return found
+
+
+def _early_exit_error(obj: Any, error: RuntimeError) -> RuntimeError:
+    """TorchScript's internal assert on an early exit from a `with` block, as
+    an error that says so and names the line."""
+    functions = [obj] if inspect.isfunction(obj) or inspect.ismethod(obj) else [
+        member for _, member in inspect.getmembers(type(obj) if isinstance(obj, torch.nn.Module) else obj,
+                                                   inspect.isfunction)]
+    where = ""
+    for fn in functions:
+        try:
+            lines, start = inspect.getsourcelines(inspect.unwrap(fn))
+            tree = ast.parse(_dedent("".join(lines)))
+        except (OSError, TypeError, SyntaxError):
+            continue
+        exits = _exits_inside_with(tree)
+        if exits:
+            statement = exits[0]
+            kind = type(statement).__name__.lower()
+            where = f" (`{kind}` at {inspect.getsourcefile(fn)}:{start + statement.lineno - 1}, in {fn.__qualname__})"
+            break
+    return RuntimeError(
+        "TorchScript cannot compile a `return`, `break` or `continue` that leaves a `with` block early"
+        f"{where}: its front end fails with an internal assert ({_EARLY_EXIT_ASSERT}). Eager runs "
+        "it; to script it, assign the result inside the block and return (or break) after it. (A "
+        "`with` block that ends the function may return anywhere inside, and so may a function "
+        "decorated with @torch.autocast(...).)"
+    )
+
+
+def _dedent(source: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(source)
+
+
 def _is_autocast_decorated(obj: Any) -> bool:
     return (
         inspect.isfunction(obj)
@@ -111,7 +185,12 @@ class Installed:
                 # wrapper's (torch.amp's).
                 kwargs.pop("_rcb", None)
                 obj = inspect.unwrap(obj)
-            return script(obj, *args, **kwargs)
+            try:
+                return script(obj, *args, **kwargs)
+            except RuntimeError as error:
+                if _EARLY_EXIT_ASSERT in str(error):
+                    raise _early_exit_error(obj, error) from error
+                raise
 
         script_decorated.__doc__ = script.__doc__
         script_decorated.__wrapped__ = script  # type: ignore[attr-defined]
