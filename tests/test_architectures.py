@@ -533,7 +533,17 @@ def test_inference_no_grad_mode(name):
     """Under torch.no_grad() (eager's cast cache and the Transformer's fast
     path decide on the grad mode)."""
     model, args = build(name), inputs(name)
-    _assert_eager_runs(name, model, args, torch.no_grad)
+    try:
+        _assert_eager_runs(name, model, args, torch.no_grad)
+    except RuntimeError as error:
+        # torch 2.4: the eager-only fast path of nn.TransformerEncoderLayer
+        # (torch._transformer_encoder_layer_fwd, which scripted code never
+        # takes) raises under autocast with grad mode off.
+        if name == "transformer" and "must have the same dtype" in str(error):
+            pytest.xfail(f"known deviation: eager's Transformer fast path raises on torch "
+                         f"{torch.__version__} ({str(error).splitlines()[0]}); the scripted layer "
+                         "does not take that path")
+        raise
     check_against_eager(model, args, scripted=oracle.script(model), outer=torch.no_grad)
 
 

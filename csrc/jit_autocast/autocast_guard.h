@@ -71,6 +71,27 @@ struct AutocastGuard : torch::CustomClassHolder {
   }
 };
 
+// The caller's autocast state, handed to a forked task: made by
+// jitamp::autocast_task_state before the fork, passed to the task as an
+// input. A ticket made inside an open scope counts in pendingTasks() until
+// its last reference goes: when the task has ended (its guard holds it), or
+// at once if TorchScript drops the fork (an unused future).
+struct TaskTicket : torch::CustomClassHolder {
+  int64_t state = 0;
+  bool counted = false;
+
+  TaskTicket(int64_t state_, bool in_scope) : state(state_), counted(in_scope) {
+    if (counted) {
+      pendingTasks().fetch_add(1);
+    }
+  }
+  ~TaskTicket() override {
+    if (counted) {
+      pendingTasks().fetch_sub(1);
+    }
+  }
+};
+
 // The caller's autocast state as a forked task adopts it: made by
 // jitamp::autocast_task_enter, closed by jitamp::autocast_task_exit
 // (task_ops.cpp, carry_autocast_into_tasks.h).
@@ -81,14 +102,10 @@ struct TaskAutocastGuard : torch::CustomClassHolder {
   bool nested = false; // the task entered one nesting level for its caller
   bool open = false;
   std::thread::id owner = std::this_thread::get_id();
+  c10::intrusive_ptr<TaskTicket> ticket; // until the task ends
 
-  // The task counted in pendingTasks() (by jitamp::autocast_task_state) has
-  // ended: on any thread, once.
   void release() {
-    if (nested && !released) {
-      released = true;
-      pendingTasks().fetch_sub(1);
-    }
+    ticket.reset();
   }
 
   void close() {
@@ -114,9 +131,6 @@ struct TaskAutocastGuard : torch::CustomClassHolder {
     }
     release();
   }
-
- private:
-  bool released = false;
 };
 
 } // namespace jitamp

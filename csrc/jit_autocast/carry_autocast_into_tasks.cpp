@@ -11,9 +11,8 @@ using namespace torch::jit;
 
 namespace {
 
-c10::TypePtr taskGuardType() {
-  auto type = torch::getCustomClass(
-      "__torch__.torch.classes.jitamp.TaskAutocastGuard");
+c10::TypePtr customClass(const char* name) {
+  auto type = torch::getCustomClass(name);
   TORCH_INTERNAL_ASSERT(type, "jitamp's op library is not loaded");
   return type;
 }
@@ -37,15 +36,17 @@ void carryInto(Graph& graph, Node* fork) {
     // Named like the first jitamp op of every rewritten graph (jitamp_ir.h):
     // it may be the first here.
     state = capture->output()
-                ->setType(c10::IntType::get())
+                ->setType(customClass("__torch__.torch.classes.jitamp.TaskTicket"))
                 ->setDebugName(loadHint("autocast_state"));
   }
   fork->addInput(state);
 
   Value* param = task.addInput("caller_autocast_state")
-                     ->setType(c10::IntType::get());
+                     ->setType(customClass(
+                         "__torch__.torch.classes.jitamp.TaskTicket"));
   Node* enter = task.create(ops::kTaskEnter, {param}, 1);
-  enter->output()->setType(taskGuardType());
+  enter->output()->setType(
+      customClass("__torch__.torch.classes.jitamp.TaskAutocastGuard"));
   task.prependNode(enter);
   Node* exit = task.create(ops::kTaskExit, {enter->output()}, 0);
   exit->insertBefore(task.return_node());

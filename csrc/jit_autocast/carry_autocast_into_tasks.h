@@ -15,11 +15,14 @@ namespace jitamp {
 // (at::ThreadLocalState: the enabled flags as dispatch keys, and from torch
 // 2.5 on the autocast dtypes, but never the cache flag or the nesting
 // depth). For each prim::fork this pass adds
-//   %state = jitamp::autocast_task_state()          -- before the fork
-//   %guard = jitamp::autocast_task_enter(%state)     -- first in the task
-//   jitamp::autocast_task_exit(%guard)               -- last in the task
-// (task_ops.cpp) with %state passed to the task as one more input, so the
-// task sees the caller's dtypes, cache flag and scope depth on every torch.
+//   %ticket = jitamp::autocast_task_state()          -- before the fork
+//   %guard = jitamp::autocast_task_enter(%ticket)     -- first in the task
+//   jitamp::autocast_task_exit(%guard)                -- last in the task
+// (task_ops.cpp) with %ticket passed to the task as one more input, so the
+// task sees the caller's dtypes, cache flag and scope depth on every torch,
+// and shares the caller's cast cache as eager's inline fork does (the
+// ticket keeps the caller's outermost exit from clearing it while the task
+// runs: TaskTicket, autocast_guard.h).
 // prim::awaitable is left alone: eager and TorchScript both run it at its
 // wait, on the waiting thread. Idempotent. Returns whether it changed the
 // graph. Does not enter fork subgraphs (see RewriteAutocast).

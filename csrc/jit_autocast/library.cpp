@@ -16,6 +16,7 @@ namespace jitamp {
 TORCH_LIBRARY(jitamp, m) {
   m.class_<AutocastGuard>("AutocastGuard");
   m.class_<TaskAutocastGuard>("TaskAutocastGuard");
+  m.class_<TaskTicket>("TaskTicket");
 
   // Smart casts. FROM_SCHEMA with alias annotations: a cast that does not
   // apply returns its input itself. The `region` input is the token of the
@@ -52,8 +53,8 @@ TORCH_LIBRARY(jitamp, m) {
       "autocast_enter.args(str device_type, ScalarType dtype, bool enabled=True, bool? cache_enabled=None) -> (__torch__.torch.classes.jitamp.AutocastGuard guard, int region)",
       "autocast_exit(__torch__.torch.classes.jitamp.AutocastGuard guard) -> ()",
       "autocast_cache_enabled(bool? cache_enabled) -> bool",
-      "autocast_task_state() -> int",
-      "autocast_task_enter(int state) -> __torch__.torch.classes.jitamp.TaskAutocastGuard",
+      "autocast_task_state() -> __torch__.torch.classes.jitamp.TaskTicket",
+      "autocast_task_enter(__torch__.torch.classes.jitamp.TaskTicket ticket) -> __torch__.torch.classes.jitamp.TaskAutocastGuard",
       "autocast_task_exit(__torch__.torch.classes.jitamp.TaskAutocastGuard guard) -> ()",
       "prepare_loaded(Any loader, bool simple_executor) -> ()",
   };

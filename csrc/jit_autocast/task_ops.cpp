@@ -1,8 +1,8 @@
 // Task ops.
 //   %v = jitamp::wait(%future)  -- torch.jit.wait that blocks; put in place
 //                                  of aten::wait by MakeWaitsBlocking
-//   %state = jitamp::autocast_task_state()        -- in the forking graph
-//   %guard = jitamp::autocast_task_enter(%state)   -- first in the task
+//   %ticket = jitamp::autocast_task_state()       -- in the forking graph
+//   %guard = jitamp::autocast_task_enter(%ticket)  -- first in the task
 //   jitamp::autocast_task_exit(%guard)             -- last in the task
 // The last three hand a forked task the caller's autocast state
 // (CarryAutocastIntoTasks, carry_autocast_into_tasks.h).
@@ -41,24 +41,26 @@ bool scopeOpen() {
 
 } // namespace
 
-int64_t autocastTaskState() {
+c10::intrusive_ptr<TaskTicket> autocastTaskState() {
   const auto cpu = static_cast<int64_t>(
       at::autocast::get_autocast_dtype(c10::DeviceType::CPU));
   const auto cuda = static_cast<int64_t>(
       at::autocast::get_autocast_dtype(c10::DeviceType::CUDA));
   const bool in_scope = scopeOpen();
-  if (in_scope) {
-    // The task forked next runs inside this region (see pendingTasks()):
-    // counted until its guard is released.
-    pendingTasks().fetch_add(1);
-  }
-  return cpu | (cuda << kCudaShift) |
-      (at::autocast::is_autocast_cache_enabled() ? kCacheBit : 0) |
-      (in_scope ? kNestedBit : 0);
+  // Made inside an open scope, the ticket counts the task forked next as
+  // pending (see pendingTasks()) until it is gone.
+  return c10::make_intrusive<TaskTicket>(
+      cpu | (cuda << kCudaShift) |
+          (at::autocast::is_autocast_cache_enabled() ? kCacheBit : 0) |
+          (in_scope ? kNestedBit : 0),
+      in_scope);
 }
 
-c10::intrusive_ptr<TaskAutocastGuard> autocastTaskEnter(int64_t state) {
+c10::intrusive_ptr<TaskAutocastGuard> autocastTaskEnter(
+    const c10::intrusive_ptr<TaskTicket>& ticket) {
+  const int64_t state = ticket->state;
   auto guard = c10::make_intrusive<TaskAutocastGuard>();
+  guard->ticket = ticket;
   guard->prev_cpu_dtype = at::autocast::get_autocast_dtype(c10::DeviceType::CPU);
   guard->prev_cuda_dtype =
       at::autocast::get_autocast_dtype(c10::DeviceType::CUDA);

@@ -10,8 +10,9 @@
 namespace jitamp {
 
 void waitOnThisThread(const c10::OperatorHandle& op, torch::jit::Stack* stack);
-int64_t autocastTaskState();
-c10::intrusive_ptr<TaskAutocastGuard> autocastTaskEnter(int64_t state);
+c10::intrusive_ptr<TaskTicket> autocastTaskState();
+c10::intrusive_ptr<TaskAutocastGuard> autocastTaskEnter(
+    const c10::intrusive_ptr<TaskTicket>& ticket);
 void autocastTaskExit(const c10::intrusive_ptr<TaskAutocastGuard>& guard);
 
 } // namespace jitamp

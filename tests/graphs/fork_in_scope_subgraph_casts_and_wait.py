@@ -13,7 +13,7 @@ def forked(x, y):
 # CHECK-LABEL: graph(%x.1 : Tensor,
 # CHECK-NOT: aten::wait
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
-# CHECK-NEXT: [[S:%[^ ]+]] : int = jitamp::autocast_task_state()
+# CHECK-NEXT: [[S:%[^ ]+]] : __torch__.torch.classes.jitamp.TaskTicket = jitamp::autocast_task_state()
 # CHECK-NEXT: %fut.1 : Future[Tensor] = prim::fork_0(%x.1, %y.1, [[S]])
 # CHECK-NEXT: [[Z:%[^ ]+]] : Tensor = jitamp::wait(%fut.1)
 # CHECK-NEXT: jitamp::autocast_exit([[G]])

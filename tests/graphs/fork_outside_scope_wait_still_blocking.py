@@ -13,13 +13,13 @@ def forked_plain(x, y):
 # CHECK-LABEL: graph(%x.1 : Tensor,
 # CHECK-NOT: jitamp::autocast_enter
 # The outer graph casts nothing itself: no caller-region node there.
-# CHECK: [[S:%[^ ]+]] : int = jitamp::autocast_task_state()
+# CHECK: [[S:%[^ ]+]] : __torch__.torch.classes.jitamp.TaskTicket = jitamp::autocast_task_state()
 # CHECK-NEXT: %fut.1 : Future[Tensor] = prim::fork_0(%x.1, %y.1, [[S]])
 # CHECK-NEXT: [[Z:%[^ ]+]] : Tensor = jitamp::wait(%fut.1)
 # CHECK-NEXT: return ([[Z]])
 # CHECK-LABEL: with prim::fork_0 = graph(%x.1 : Tensor,
 # CHECK-NEXT: %y.1 : Tensor,
-# CHECK-NEXT: %caller_autocast_state : int):
+# CHECK-NEXT: %caller_autocast_state : __torch__.torch.classes.jitamp.TaskTicket):
 # CHECK-NOT: jitamp::autocast_enter
 # CHECK-DAG: [[CR:%[^ ]+]] : int = jitamp::autocast_caller_region()
 # CHECK-DAG: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()

@@ -7,6 +7,7 @@ import torch
 from torch import Tensor
 
 import jitamp
+import oracle
 from oracle import check_against_eager
 from scenario_helpers import OUTERS, WARNING_FILTERS, X, Y, odd, rand
 
@@ -342,3 +343,40 @@ def fork_outlives_scope(x: Tensor, w: Tensor, v: Tensor):
 def test_fork_outliving_the_scope_shares_the_callers_cast_cache():
     x, w, v = rand(16, 16, seed=44), rand(16, 16, seed=45), rand(16, 16, seed=46)
     check_against_eager(fork_outlives_scope, [x, w, v], grad=True, calls=(1, 2, 3))
+
+
+def cast_in_two_regions(w: Tensor):
+    """A weight cast in one region, changed in place, cast in the next: the
+    second cast is fresh only if the first region's exit cleared the cache
+    (jitamp's exit, in the scripted version)."""
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        a = torch.mm(w, w)
+    with torch.no_grad():
+        w.mul_(2.0)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        b = torch.mm(w, w)
+    return a, b
+
+
+def fork_dropped(x: Tensor):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        fut = torch.jit.fork(_fork_target_mm, x, x)  # never waited on
+        y = torch.mm(x, x)
+    return y
+
+
+def test_forks_leave_the_cache_to_be_cleared():
+    """However a task forked in a scope ends (waited on, raising, dropped by
+    TorchScript's optimizer as unused), the caller's outermost exits clear
+    eager's cast cache again afterwards."""
+    w = rand(4, 4, seed=47)
+    check_against_eager(cast_in_two_regions, [w], grad=True)
+    check_against_eager(fork_then_recast, [X, Y, X], grad=True)
+    check_against_eager(fork_raises_in_scope, [X, True], args_for_call=lambda i: [X, odd(i)])
+    check_against_eager(fork_dropped, [X], grad=True)
+    dropped = oracle.script(fork_dropped, profiling_executor=True)
+    for _ in range(5):
+        dropped(X)
+    torch.jit.wait(torch.jit.fork(torch.mm, X, X))
+    time.sleep(0.05)  # tasks still running may keep it until they end
+    check_against_eager(cast_in_two_regions, [w], grad=True)
