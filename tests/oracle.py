@@ -105,6 +105,42 @@ def script(obj: Any, *, profiling_executor: bool = False) -> Any:
                 jitamp.enable()
 
 
+def script_without_jitamp(obj: Any) -> Any:
+    """Plain torch.jit.script, as a model in production was scripted (jitamp
+    disabled meanwhile if it was enabled; the deprecation quiet)."""
+    with torchscript_deprecation_ignored():
+        was_enabled = jitamp.is_enabled()
+        jitamp.disable()
+        try:
+            return torch.jit.script(obj)
+        finally:
+            if was_enabled:
+                jitamp.enable()
+
+
+def save_without_jitamp(model: Any, path: str) -> None:
+    """A model scripted and saved without jitamp."""
+    scripted = script_without_jitamp(model)
+    with torchscript_deprecation_ignored():
+        torch.jit.save(scripted, path)
+
+
+def run_program(directory: Any, source: str) -> Any:
+    """Runs `source` as a Python program in a fresh process (a file: TorchScript
+    reads the source), with tests/ importable; returns the CompletedProcess."""
+    import os
+    import subprocess
+    import sys
+
+    tests = os.path.dirname(os.path.abspath(__file__))
+    program = os.path.join(str(directory), "program.py")
+    with open(program, "w") as f:
+        f.write(source)
+    env = dict(os.environ, PYTHONPATH=tests + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, program], capture_output=True, text=True, env=env,
+                          cwd=os.path.dirname(tests), timeout=300)
+
+
 def _flatten(value: Any) -> list:
     if isinstance(value, (tuple, list)):
         out = []

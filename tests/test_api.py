@@ -1,12 +1,13 @@
 """enable()/disable()/rewrite(): hooks, idempotence, errors, and that the
 JIT's own passes keep what jitamp inserted."""
 import io
+import types
 
 import pytest
 import torch
 
 import jitamp
-from oracle import check_against_eager, cpu_autocast, script, torchscript_deprecation_ignored
+from oracle import check_against_eager, cpu_autocast, script, script_without_jitamp, torchscript_deprecation_ignored
 
 
 def scoped_mm(x, y):
@@ -31,8 +32,7 @@ class ScopedLinear(torch.nn.Module):
 
 def _script_without_jitamp(obj):
     assert not jitamp.is_enabled()
-    with torchscript_deprecation_ignored():
-        return torch.jit.script(obj)
+    return script_without_jitamp(obj)
 
 
 def _kinds(graph):
@@ -85,12 +85,12 @@ def test_hooks_set_by_other_code_while_enabled_run_after_the_rewrite():
     with jitamp.enable():
         saved = torch._C._jit_get_emit_hooks()
         torch._C._jit_set_emit_hooks(lambda m: seen.append("module"), lambda f: seen.append("function"))
-        fn = _script_without_jitamp_hooks_check(scoped_mm)
+        fn = _script_fresh_copy(scoped_mm)
         assert seen == ["function"]
         assert "jitamp::autocast_enter" in _kinds(fn.graph)
         check_against_eager(scoped_mm, [torch.randn(4, 4), torch.randn(4, 4)], scripted=fn)
         torch._C._jit_set_emit_hooks(*saved)
-        fn = _script_without_jitamp_hooks_check(scoped_mm)
+        fn = _script_fresh_copy(scoped_mm)
         assert seen == ["function"], "the restored hooks no longer run the other code's"
         assert "jitamp::autocast_enter" in _kinds(fn.graph)
         torch._C._jit_set_emit_hooks(lambda m: seen.append("module2"), None)
@@ -102,10 +102,9 @@ def test_hooks_set_by_other_code_while_enabled_run_after_the_rewrite():
         torch._C._jit_set_emit_hooks(*before)
 
 
-def _script_without_jitamp_hooks_check(fn):
+def _script_fresh_copy(fn):
     """torch.jit.script of a fresh copy (TorchScript caches functions by
     identity), with whatever hooks are installed."""
-    import types
     copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
     with torchscript_deprecation_ignored():
         return torch.jit.script(copy)

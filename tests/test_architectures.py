@@ -44,9 +44,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
-import os
-import subprocess
-import sys
 import textwrap
 from typing import Dict, Optional, Tuple
 
@@ -645,7 +642,6 @@ def test_frozen_enabled_false_region_under_eager_autocast():
 # Scripting plainly before and after scripting with jitamp, in fresh processes
 # (what a process compiled earlier is what each order says).
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 PROGRAM = """
 import warnings
@@ -685,9 +681,5 @@ ORDERS = {
 
 @pytest.mark.parametrize("order", list(ORDERS))
 def test_scripting_plainly_before_and_after(order, tmp_path):
-    program = tmp_path / "program.py"  # TorchScript reads the source
-    program.write_text(textwrap.dedent(PROGRAM) + "\n" + ORDERS[order] + "\nprint('done')\n")
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "tests") + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    done = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=300)
+    done = oracle.run_program(tmp_path, textwrap.dedent(PROGRAM) + "\n" + ORDERS[order] + "\nprint('done')\n")
     assert done.returncode == 0 and done.stdout.strip().endswith("done"), done.stderr[-3000:]

@@ -14,7 +14,7 @@ from torch import nn
 
 import jitamp
 from jitamp.cli import main
-from oracle import check_against_eager, cpu_autocast, torchscript_deprecation_ignored
+from oracle import check_against_eager, cpu_autocast, save_without_jitamp, torchscript_deprecation_ignored
 
 
 class Plain(nn.Module):
@@ -66,21 +66,9 @@ def cli(*args: str) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
-def save_plain(model: nn.Module, path: str) -> None:
-    """Scripted and saved without jitamp, as a model in production is."""
-    was_enabled = jitamp.is_enabled()
-    jitamp.disable()
-    try:
-        with torchscript_deprecation_ignored():
-            torch.jit.save(torch.jit.script(model), path)
-    finally:
-        if was_enabled:
-            jitamp.enable()
-
-
 def convert(tmp_path, model: nn.Module, *flags: str) -> str:
     plain, out = str(tmp_path / "plain.pt"), str(tmp_path / "amp.pt")
-    save_plain(model, plain)
+    save_without_jitamp(model, plain)
     status, stdout, stderr = cli("convert", plain, out, *flags)
     assert status == 0, stderr
     assert f"wrote {out}" in stdout
@@ -167,7 +155,7 @@ def test_cuda_converted_model_equals_eager(tmp_path, dtype):
 ])
 def test_bad_flags_are_one_line_errors(tmp_path, flags, message):
     plain, out = str(tmp_path / "plain.pt"), str(tmp_path / "amp.pt")
-    save_plain(TwoMethods(), plain)
+    save_without_jitamp(TwoMethods(), plain)
     status, stdout, stderr = cli("convert", plain, out, *flags)
     assert status != 0
     assert message in stderr

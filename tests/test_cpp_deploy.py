@@ -22,7 +22,6 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import jitamp
 import oracle
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -125,13 +124,7 @@ def _autocast_converted(tmp_path) -> tuple:
     torch.manual_seed(0)
     model = PlainDeployModel().eval()
     plain, path = tmp_path / "plain.pt", tmp_path / "model.pt"
-    was_enabled = jitamp.is_enabled()
-    jitamp.disable()
-    try:
-        torch.jit.save(torch.jit.script(model), str(plain))
-    finally:
-        if was_enabled:
-            jitamp.enable()
+    oracle.save_without_jitamp(model, str(plain))
     done = subprocess.run([sys.executable, "-m", "jitamp", "convert", str(plain), str(path),
                            "--autocast", "cpu:bfloat16"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

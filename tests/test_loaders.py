@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 import jitamp
-from oracle import check_against_eager, cpu_autocast, script, torchscript_deprecation_ignored
+from oracle import check_against_eager, cpu_autocast, save_without_jitamp, script, torchscript_deprecation_ignored
 
 
 class IssueModel(nn.Module):
@@ -87,14 +87,7 @@ def _save_scripted(model: nn.Module, path: str) -> None:
 def _save_converted(model: nn.Module, path: str) -> None:
     """Scripted and saved without jitamp, then `jitamp convert`."""
     plain = path + ".plain.pt"
-    was_enabled = jitamp.is_enabled()
-    jitamp.disable()
-    try:
-        with torchscript_deprecation_ignored():
-            torch.jit.save(torch.jit.script(model), plain)
-    finally:
-        if was_enabled:
-            jitamp.enable()
+    save_without_jitamp(model, plain)
     done = subprocess.run([sys.executable, "-m", "jitamp", "convert", plain, path],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

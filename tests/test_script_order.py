@@ -3,14 +3,11 @@
 whose `@overload` declarations TorchScript deletes once compiled). Each case
 runs in a fresh process, so what was compiled before is what the case says.
 """
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from oracle import run_program
 
 PRELUDE = """
 import warnings
@@ -77,9 +74,5 @@ ORDERS = {
 
 @pytest.mark.parametrize("order", list(ORDERS))
 def test_scripting_in_any_order(order, tmp_path):
-    program = tmp_path / "program.py"  # TorchScript reads the source
-    program.write_text(textwrap.dedent(PRELUDE) + "\n" + ORDERS[order] + "\nprint('done')\n")
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "tests") + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    done = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, env=env, cwd=ROOT,
-                          timeout=300)
+    done = run_program(tmp_path, textwrap.dedent(PRELUDE) + "\n" + ORDERS[order] + "\nprint('done')\n")
     assert done.returncode == 0 and done.stdout.strip().endswith("done"), done.stderr[-3000:]

@@ -77,18 +77,31 @@ struct AutocastGuard : torch::CustomClassHolder {
 // its last reference goes: when the task has ended (its guard holds it), or
 // at once if TorchScript drops the fork (an unused future).
 struct TaskTicket : torch::CustomClassHolder {
-  int64_t state = 0;
-  bool counted = false;
+  // The calling thread's state when the ticket is made.
+  at::ScalarType cpu_dtype = at::autocast::get_autocast_dtype(c10::DeviceType::CPU);
+  at::ScalarType cuda_dtype =
+      at::autocast::get_autocast_dtype(c10::DeviceType::CUDA);
+  bool cache_enabled = at::autocast::is_autocast_cache_enabled();
+  bool in_scope = scopeOpen();
 
-  TaskTicket(int64_t state_, bool in_scope) : state(state_), counted(in_scope) {
-    if (counted) {
+  TaskTicket() {
+    if (in_scope) {
       pendingTasks().fetch_add(1);
     }
   }
   ~TaskTicket() override {
-    if (counted) {
+    if (in_scope) {
       pendingTasks().fetch_sub(1);
     }
+  }
+
+ private:
+  // Whether a scope is open on this thread (there is no getter for the
+  // nesting depth).
+  static bool scopeOpen() {
+    const int depth = at::autocast::increment_nesting() - 1;
+    at::autocast::decrement_nesting();
+    return depth > 0;
   }
 };
 
@@ -96,40 +109,48 @@ struct TaskTicket : torch::CustomClassHolder {
 // jitamp::autocast_task_enter, closed by jitamp::autocast_task_exit
 // (task_ops.cpp, carry_autocast_into_tasks.h).
 struct TaskAutocastGuard : torch::CustomClassHolder {
-  at::ScalarType prev_cpu_dtype = at::kBFloat16;
-  at::ScalarType prev_cuda_dtype = at::kHalf;
-  bool prev_cache_enabled = true;
-  bool nested = false; // the task entered one nesting level for its caller
-  bool open = false;
+  // What to restore: this thread's state before the task.
+  at::ScalarType prev_cpu_dtype =
+      at::autocast::get_autocast_dtype(c10::DeviceType::CPU);
+  at::ScalarType prev_cuda_dtype =
+      at::autocast::get_autocast_dtype(c10::DeviceType::CUDA);
+  bool prev_cache_enabled = at::autocast::is_autocast_cache_enabled();
   std::thread::id owner = std::this_thread::get_id();
-  c10::intrusive_ptr<TaskTicket> ticket; // until the task ends
+  c10::intrusive_ptr<TaskTicket> ticket; // held while the task runs
 
-  void release() {
-    ticket.reset();
+  explicit TaskAutocastGuard(c10::intrusive_ptr<TaskTicket> caller)
+      : ticket(std::move(caller)) {
+    at::autocast::set_autocast_dtype(c10::DeviceType::CPU, ticket->cpu_dtype);
+    at::autocast::set_autocast_dtype(c10::DeviceType::CUDA, ticket->cuda_dtype);
+    at::autocast::set_autocast_cache_enabled(ticket->cache_enabled);
+    // One nesting level for the caller's open scopes: in eager they are
+    // open while the task runs, so no scope exit in the task clears the
+    // cast cache (one for the whole process); the caller's outermost exit
+    // does.
+    if (ticket->in_scope) {
+      at::autocast::increment_nesting();
+    }
   }
 
   void close() {
-    if (!open) {
+    if (!ticket) {
       return;
     }
-    open = false;
-    // The caller's scopes are open in eager while the task runs, so no scope
-    // exit in the task clears the cast cache (one for the whole process);
-    // the caller's outermost exit does, as in eager.
-    if (nested) {
+    if (ticket->in_scope) {
       at::autocast::decrement_nesting();
     }
     at::autocast::set_autocast_dtype(c10::DeviceType::CPU, prev_cpu_dtype);
     at::autocast::set_autocast_dtype(c10::DeviceType::CUDA, prev_cuda_dtype);
     at::autocast::set_autocast_cache_enabled(prev_cache_enabled);
-    release();
+    ticket.reset();
   }
 
+  // Dropped by an exception on another thread (see AutocastGuard): that
+  // thread's state stays; the ticket goes all the same.
   ~TaskAutocastGuard() override {
     if (std::this_thread::get_id() == owner) {
       close();
     }
-    release();
   }
 };
 

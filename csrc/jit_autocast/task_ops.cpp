@@ -24,59 +24,15 @@ void waitOnThisThread(const c10::OperatorHandle& /*op*/, torch::jit::Stack* stac
   torch::jit::push(*stack, fut->value());
 }
 
-namespace {
-
-// The state as one int: the CPU and CUDA autocast dtypes (8 bits each), the
-// cache flag, and whether a scope is open (nesting depth > 0).
-constexpr int kCudaShift = 8;
-constexpr int64_t kDtypeMask = 0xff;
-constexpr int64_t kCacheBit = int64_t{1} << 16;
-constexpr int64_t kNestedBit = int64_t{1} << 17;
-
-bool scopeOpen() {
-  const int depth = at::autocast::increment_nesting() - 1;
-  at::autocast::decrement_nesting();
-  return depth > 0;
-}
-
-} // namespace
-
+// Made inside an open scope, the ticket counts the task forked next as
+// pending (see pendingTasks()) until it is gone.
 c10::intrusive_ptr<TaskTicket> autocastTaskState() {
-  const auto cpu = static_cast<int64_t>(
-      at::autocast::get_autocast_dtype(c10::DeviceType::CPU));
-  const auto cuda = static_cast<int64_t>(
-      at::autocast::get_autocast_dtype(c10::DeviceType::CUDA));
-  const bool in_scope = scopeOpen();
-  // Made inside an open scope, the ticket counts the task forked next as
-  // pending (see pendingTasks()) until it is gone.
-  return c10::make_intrusive<TaskTicket>(
-      cpu | (cuda << kCudaShift) |
-          (at::autocast::is_autocast_cache_enabled() ? kCacheBit : 0) |
-          (in_scope ? kNestedBit : 0),
-      in_scope);
+  return c10::make_intrusive<TaskTicket>();
 }
 
 c10::intrusive_ptr<TaskAutocastGuard> autocastTaskEnter(
     const c10::intrusive_ptr<TaskTicket>& ticket) {
-  const int64_t state = ticket->state;
-  auto guard = c10::make_intrusive<TaskAutocastGuard>();
-  guard->ticket = ticket;
-  guard->prev_cpu_dtype = at::autocast::get_autocast_dtype(c10::DeviceType::CPU);
-  guard->prev_cuda_dtype =
-      at::autocast::get_autocast_dtype(c10::DeviceType::CUDA);
-  guard->prev_cache_enabled = at::autocast::is_autocast_cache_enabled();
-  at::autocast::set_autocast_dtype(
-      c10::DeviceType::CPU, static_cast<at::ScalarType>(state & kDtypeMask));
-  at::autocast::set_autocast_dtype(
-      c10::DeviceType::CUDA,
-      static_cast<at::ScalarType>((state >> kCudaShift) & kDtypeMask));
-  at::autocast::set_autocast_cache_enabled((state & kCacheBit) != 0);
-  if ((state & kNestedBit) != 0) {
-    at::autocast::increment_nesting();
-    guard->nested = true;
-  }
-  guard->open = true;
-  return guard;
+  return c10::make_intrusive<TaskAutocastGuard>(ticket);
 }
 
 void autocastTaskExit(const c10::intrusive_ptr<TaskAutocastGuard>& guard) {

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import textwrap
 from typing import Any, Callable
 
 import torch
@@ -34,10 +35,7 @@ _UNSUPPORTED = "@autocast() decorator is not supported in script mode"
 def _resolve(node: ast.expr, scope: dict[str, Any]) -> Any:
     """The object a Name / Attribute chain names in `scope`, or None."""
     if isinstance(node, ast.Name):
-        if node.id in scope:
-            return scope[node.id]
-        builtins = scope.get("__builtins__", {})
-        return getattr(builtins, node.id, None) if not isinstance(builtins, dict) else builtins.get(node.id)
+        return scope.get(node.id)
     if isinstance(node, ast.Attribute):
         base = _resolve(node.value, scope)
         return getattr(base, node.attr, None) if base is not None else None
@@ -121,7 +119,7 @@ def _exits_inside_with(tree: ast.AST) -> list[ast.stmt]:
     return found
 
 
-def _early_exit_error(obj: Any, error: RuntimeError) -> RuntimeError:
+def _early_exit_error(obj: Any) -> RuntimeError:
     """TorchScript's internal assert on an early exit from a `with` block, as
     an error that says so and names the line."""
     functions = [obj] if inspect.isfunction(obj) or inspect.ismethod(obj) else [
@@ -131,7 +129,7 @@ def _early_exit_error(obj: Any, error: RuntimeError) -> RuntimeError:
     for fn in functions:
         try:
             lines, start = inspect.getsourcelines(inspect.unwrap(fn))
-            tree = ast.parse(_dedent("".join(lines)))
+            tree = ast.parse(textwrap.dedent("".join(lines)))
         except (OSError, TypeError, SyntaxError):
             continue
         exits = _exits_inside_with(tree)
@@ -147,12 +145,6 @@ def _early_exit_error(obj: Any, error: RuntimeError) -> RuntimeError:
         "`with` block that ends the function may return anywhere inside, and so may a function "
         "decorated with @torch.autocast(...).)"
     )
-
-
-def _dedent(source: str) -> str:
-    import textwrap
-
-    return textwrap.dedent(source)
 
 
 def _is_autocast_decorated(obj: Any) -> bool:
@@ -189,7 +181,7 @@ class Installed:
                 return script(obj, *args, **kwargs)
             except RuntimeError as error:
                 if _EARLY_EXIT_ASSERT in str(error):
-                    raise _early_exit_error(obj, error) from error
+                    raise _early_exit_error(obj) from error
                 raise
 
         script_decorated.__doc__ = script.__doc__

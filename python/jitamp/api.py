@@ -147,9 +147,9 @@ def _forget_compiled_types() -> None:
     torch.jit._state._jit_caching_layer.clear()
     compiled = torch.jit._state._jit_function_overload_caching
     for fn in list(compiled.keys()):
-        declarations = _overload_declarations.get(_jit_internal._qualified_name(fn))
-        if declarations is not None:
-            _jit_internal._overloaded_fns[_jit_internal._qualified_name(fn)] = list(declarations)
+        name = _jit_internal._qualified_name(fn)
+        if name in _overload_declarations:
+            _jit_internal._overloaded_fns[name] = list(_overload_declarations[name])
             del compiled[fn]
 
 

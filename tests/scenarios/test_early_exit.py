@@ -14,7 +14,7 @@ from torch import Tensor
 
 import oracle
 from oracle import check_against_eager
-from scenario_helpers import OUTERS, WARNING_FILTERS, X, Y, odd
+from scenario_helpers import OUTERS, WARNING_FILTERS, X, odd
 
 pytestmark = WARNING_FILTERS
 

@@ -360,7 +360,7 @@ def cast_in_two_regions(w: Tensor):
 
 def fork_dropped(x: Tensor):
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        fut = torch.jit.fork(_fork_target_mm, x, x)  # never waited on
+        torch.jit.fork(_fork_target_mm, x, x)  # the future is never waited on
         y = torch.mm(x, x)
     return y
 
