@@ -3,19 +3,12 @@
 #include "jitamp_ir.h"
 
 #include <torch/csrc/jit/jit_log.h>
-#include <torch/custom_class.h>
 
 namespace jitamp {
 
 using namespace torch::jit;
 
 namespace {
-
-c10::TypePtr customClass(const char* name) {
-  auto type = torch::getCustomClass(name);
-  TORCH_INTERNAL_ASSERT(type, "jitamp's op library is not loaded");
-  return type;
-}
 
 bool carriesState(const Graph& task) {
   for (const Node* node : task.nodes()) {
@@ -36,17 +29,16 @@ void carryInto(Graph& graph, Node* fork) {
     // Named like the first jitamp op of every rewritten graph (jitamp_ir.h):
     // it may be the first here.
     state = capture->output()
-                ->setType(customClass("__torch__.torch.classes.jitamp.TaskTicket"))
+                ->setType(jitampClass("TaskTicket"))
                 ->setDebugName(loadHint("autocast_state"));
   }
   fork->addInput(state);
 
   Value* param = task.addInput("caller_autocast_state")
-                     ->setType(customClass(
-                         "__torch__.torch.classes.jitamp.TaskTicket"));
+                     ->setType(jitampClass("TaskTicket"));
   Node* enter = task.create(ops::kTaskEnter, {param}, 1);
   enter->output()->setType(
-      customClass("__torch__.torch.classes.jitamp.TaskAutocastGuard"));
+      jitampClass("TaskAutocastGuard"));
   task.prependNode(enter);
   Node* exit = task.create(ops::kTaskExit, {enter->output()}, 0);
   exit->insertBefore(task.return_node());

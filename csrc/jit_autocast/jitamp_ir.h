@@ -3,6 +3,7 @@
 #pragma once
 
 #include <torch/csrc/jit/ir/ir.h>
+#include <torch/custom_class_detail.h>
 
 #include <string>
 
@@ -32,6 +33,14 @@ inline const c10::Symbol kTaskEnter =
 inline const c10::Symbol kTaskExit =
     c10::Symbol::fromQualString("jitamp::autocast_task_exit");
 } // namespace ops
+
+// The TorchScript type of one of jitamp's classes (registered in
+// library.cpp), e.g. jitampClass("AutocastGuard").
+inline c10::TypePtr jitampClass(const std::string& name) {
+  auto type = torch::getCustomClass("__torch__.torch.classes.jitamp." + name);
+  TORCH_INTERNAL_ASSERT(type, "jitamp's op library is not loaded");
+  return type;
+}
 
 inline bool isSmartCast(const torch::jit::Node* node) {
   const auto kind = node->kind();

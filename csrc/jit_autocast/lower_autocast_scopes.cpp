@@ -5,7 +5,6 @@
 
 #include <torch/csrc/jit/frontend/error_report.h>
 #include <torch/csrc/jit/jit_log.h>
-#include <torch/custom_class.h>
 
 namespace jitamp {
 
@@ -16,13 +15,6 @@ namespace {
 EagerEnterResult& eagerEnterResult() {
   static EagerEnterResult result;
   return result;
-}
-
-c10::TypePtr guardType() {
-  auto type =
-      torch::getCustomClass("__torch__.torch.classes.jitamp.AutocastGuard");
-  TORCH_INTERNAL_ASSERT(type, "jitamp's op library is not loaded");
-  return type;
 }
 
 class ScopeLowering {
@@ -58,7 +50,7 @@ class ScopeLowering {
     Value* autocast = enter->input();
     WithInsertPoint guard(enter);
     Node* lowered = graph_.create(ops::kEnter, {autocast}, 2);
-    lowered->output(0)->setType(guardType());
+    lowered->output(0)->setType(jitampClass("AutocastGuard"));
     lowered->output(1)->setType(IntType::get());
     lowered->setSourceRange(enter->sourceRange());
     graph_.insertNode(lowered);

@@ -4,7 +4,6 @@
 
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/jit_log.h>
-#include <torch/custom_class.h>
 
 namespace jitamp {
 
@@ -23,10 +22,6 @@ void WrapInAutocastScope(
       dtype == c10::kBFloat16 || dtype == c10::kHalf,
       "jitamp: an autocast scope's dtype is bfloat16 or float16, not ",
       c10::toString(dtype));
-  auto guard_type =
-      torch::getCustomClass("__torch__.torch.classes.jitamp.AutocastGuard");
-  TORCH_INTERNAL_ASSERT(guard_type, "jitamp's op library is not loaded");
-
   Block* body = graph->block();
   Node* enter = graph->create(ops::kEnter, 2);
   body->prependNode(enter);
@@ -37,7 +32,7 @@ void WrapInAutocastScope(
     enter->addInput(graph->insertConstant(true));
     enter->addInput(graph->insertConstant(c10::IValue()));
   }
-  enter->output(0)->setType(guard_type)->setDebugName(
+  enter->output(0)->setType(jitampClass("AutocastGuard"))->setDebugName(
       loadHint("autocast_scope"));
   enter->output(1)->setType(c10::IntType::get());
   graph->create(ops::kExit, {enter->output(0)}, 0)
