@@ -74,9 +74,7 @@ class CastInserter {
       if (scopes_.track(node)) {
         continue;
       }
-      for (Block* sub : node->blocks()) {
-        insertInBlock(sub);
-      }
+      scopes_.walkBlocks(node, [this](Block* sub) { insertInBlock(sub); });
       insertCasts(node);
     }
   }

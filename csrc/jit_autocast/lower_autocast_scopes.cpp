@@ -39,9 +39,7 @@ class ScopeLowering {
           isAutocastClass(node->input()->type())) {
         lowerExit(node);
       } else if (!scopes_.track(node)) {
-        for (Block* sub : node->blocks()) {
-          lowerBlock(sub);
-        }
+        scopes_.walkBlocks(node, [this](Block* sub) { lowerBlock(sub); });
       }
     }
   }

@@ -5,6 +5,8 @@
 
 #include "jitamp_ir.h"
 
+#include <algorithm>
+#include <optional>
 #include <vector>
 
 namespace jitamp {
@@ -13,7 +15,6 @@ struct OpenScope {
   torch::jit::Value* autocast; // the autocast object
   torch::jit::Value* guard; // output 0 of jitamp::autocast_enter
   torch::jit::Value* region; // output 1: the token of the scope's region
-  torch::jit::Block* block; // where the scope was entered
 };
 
 class OpenScopes {
@@ -22,16 +23,37 @@ class OpenScopes {
   // `node` was one of them.
   bool track(torch::jit::Node* node) {
     if (node->kind() == ops::kEnter) {
-      open_.push_back(
-          {node->input(0), node->output(0), node->output(1),
-           node->owningBlock()});
+      open_.push_back({node->input(0), node->output(0), node->output(1)});
       return true;
     }
     if (node->kind() == ops::kExit) {
-      close(node->input(0), node->owningBlock());
+      close(node->input(0));
       return true;
     }
     return false;
+  }
+
+  // Walks the blocks of `node` with `walk(block)`. An exit inside a block
+  // (on a break, continue or early-return path) closes its scope for the
+  // rest of that block only. After the node a scope stays closed only if
+  // every branch of an if closed it: TorchScript's exit transform puts the
+  // code after an early return in the other branch, so a scope left on
+  // every path is closed for what follows; a loop body may not run.
+  template <typename Walk>
+  void walkBlocks(torch::jit::Node* node, Walk&& walk) {
+    const std::vector<OpenScope> before = open_;
+    std::optional<std::vector<OpenScope>> common;
+    bool agree = node->kind() == c10::prim::If;
+    for (torch::jit::Block* block : node->blocks()) {
+      open_ = before;
+      walk(block);
+      if (!common) {
+        common = open_;
+      } else if (!sameScopes(*common, open_)) {
+        agree = false;
+      }
+    }
+    open_ = agree && common ? *common : before;
   }
 
   // The innermost open scope, or nullptr outside any scope.
@@ -49,18 +71,23 @@ class OpenScopes {
   }
 
  private:
-  // An exit in another block than the enter's (on a break/continue path
-  // inside the scope) leaves the scope open for the exit that ends the
-  // enter's block.
-  void close(const torch::jit::Value* guard, const torch::jit::Block* block) {
+  void close(const torch::jit::Value* guard) {
     for (auto scope = open_.rbegin(); scope != open_.rend(); ++scope) {
       if (scope->guard == guard) {
-        if (scope->block == block) {
-          open_.erase(std::next(scope).base());
-        }
+        open_.erase(std::next(scope).base());
         return;
       }
     }
+  }
+
+  static bool sameScopes(
+      const std::vector<OpenScope>& a,
+      const std::vector<OpenScope>& b) {
+    return std::equal(
+        a.begin(), a.end(), b.begin(), b.end(),
+        [](const OpenScope& x, const OpenScope& y) {
+          return x.guard == y.guard;
+        });
   }
 
   std::vector<OpenScope> open_;

@@ -1,4 +1,5 @@
-"""`@torch.autocast(...)` as a decorator, in scripted code.
+"""What TorchScript's parser gets while jitamp is enabled: `@torch.autocast(...)`
+as a decorator, and autocast blocks left early (_early_exits.py).
 
 Eager runs a decorated function as if its body were inside
 `with torch.autocast(...):`. TorchScript refuses the decorated function
@@ -12,7 +13,9 @@ scripted or called from scripted code, and compiles a decorated method
   pass then lowers those scopes like any other;
 - `torch.jit.script` given an autocast-decorated function (directly, or
   for a callee of scripted code) scripts the function it decorates, whose
-  source carries the decorators.
+  source carries the decorators;
+- the same AST has each autocast block that a `return`, `break` or
+  `continue` leaves early spelled as jitamp's scope ops (_early_exits.py).
 
 A decorator is an autocast one when it is a call of a name that resolves, in
 the function's globals, to an autocast class (torch.autocast,
@@ -29,6 +32,8 @@ import torch
 import torch.jit.frontend as _frontend
 from torch.amp.autocast_mode import autocast as _autocast
 
+from . import _early_exits
+
 _UNSUPPORTED = "@autocast() decorator is not supported in script mode"
 
 
@@ -42,10 +47,11 @@ def _resolve(node: ast.expr, scope: dict[str, Any]) -> Any:
     return None
 
 
-def _is_autocast_decorator(decorator: ast.expr, scope: dict[str, Any]) -> bool:
-    if not isinstance(decorator, ast.Call):
+def _is_autocast_call(expr: ast.expr, scope: dict[str, Any]) -> bool:
+    """Whether `expr` calls what resolves in `scope` to an autocast class."""
+    if not isinstance(expr, ast.Call):
         return False
-    target = _resolve(decorator.func, scope)
+    target = _resolve(expr.func, scope)
     return isinstance(target, type) and issubclass(target, _autocast)
 
 
@@ -65,7 +71,7 @@ def _wrap_body(fn_def: ast.FunctionDef, scope: dict[str, Any]) -> bool:
     """Autocast decorators of fn_def to `with` statements around its body."""
     kept, scopes = [], []
     for decorator in fn_def.decorator_list:
-        (scopes if _is_autocast_decorator(decorator, scope) else kept).append(decorator)
+        (scopes if _is_autocast_call(decorator, scope) else kept).append(decorator)
     if not scopes:
         return False
     body = fn_def.body
@@ -79,49 +85,18 @@ def _wrap_body(fn_def: ast.FunctionDef, scope: dict[str, Any]) -> bool:
     return True
 
 
-# TorchScript's front end fails with this internal assert on a `return`,
-# `break` or `continue` that leaves a `with` block early.
-_EARLY_EXIT_ASSERT = "outputs_[i]->uses().empty()"
+def _prepared(fn: Any, fn_def: ast.FunctionDef) -> None:
+    """What TorchScript's parser gets while jitamp is enabled: autocast
+    decorators as `with` blocks, autocast blocks left early as scope ops."""
+    scope = _scope_of(fn)
+    if fn_def.decorator_list:
+        _wrap_body(fn_def, scope)
+    _early_exits.lower_early_exits(fn_def, lambda expr: _is_autocast_call(expr, scope))
 
 
-def _exits_inside_with(tree: ast.AST) -> list[ast.stmt]:
-    """`return` / `break` / `continue` statements that leave a `with` block
-    (a return that is the block's last statement, in a block that ends its
-    function, does not count: TorchScript compiles that)."""
-    found: list[ast.stmt] = []
-
-    def visit(node: ast.AST, in_with: bool, in_loop_in_with: bool, tail: bool) -> None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) and in_with:
-            return
-        if isinstance(node, ast.Return) and in_with and not tail:
-            found.append(node)
-        if isinstance(node, (ast.Break, ast.Continue)) and in_with and not in_loop_in_with:
-            found.append(node)
-        for field, value in ast.iter_fields(node):
-            if not isinstance(value, list):
-                if isinstance(value, ast.AST):
-                    visit(value, in_with, in_loop_in_with, False)
-                continue
-            for index, child in enumerate(value):
-                if not isinstance(child, ast.AST):
-                    continue
-                last = index == len(value) - 1
-                if isinstance(node, ast.FunctionDef) and field == "body":
-                    visit(child, in_with, in_loop_in_with, last)
-                elif isinstance(node, ast.With) and field == "body":
-                    visit(child, True, False, tail and last)
-                elif isinstance(node, (ast.For, ast.While)) and field in ("body", "orelse"):
-                    visit(child, in_with, in_with, False)
-                else:
-                    visit(child, in_with, in_loop_in_with, False)
-
-    visit(tree, False, False, False)
-    return found
-
-
-def _early_exit_error(obj: Any) -> RuntimeError:
-    """TorchScript's internal assert on an early exit from a `with` block, as
-    an error that says so and names the line."""
+def early_exit_error(obj: Any) -> RuntimeError:
+    """TorchScript's internal assert on a `with` block and an early exit that
+    jitamp did not lower, as an error that says so and names the lines."""
     functions = [obj] if inspect.isfunction(obj) or inspect.ismethod(obj) else [
         member for _, member in inspect.getmembers(type(obj) if isinstance(obj, torch.nn.Module) else obj,
                                                    inspect.isfunction)]
@@ -132,18 +107,24 @@ def _early_exit_error(obj: Any) -> RuntimeError:
             tree = ast.parse(textwrap.dedent("".join(lines)))
         except (OSError, TypeError, SyntaxError):
             continue
-        exits = _exits_inside_with(tree)
-        if exits:
-            statement = exits[0]
-            kind = type(statement).__name__.lower()
-            where = f" (`{kind}` at {inspect.getsourcefile(fn)}:{start + statement.lineno - 1}, in {fn.__qualname__})"
+        if not isinstance(tree.body[0], ast.FunctionDef):
+            continue
+        _prepared(fn, tree.body[0])
+        pair = _early_exits.refused_pair(tree.body[0])
+        if pair is not None:
+            exit_, with_ = pair
+            kind = type(exit_).__name__.lower()
+            file = inspect.getsourcefile(fn)
+            where = (f" (`{kind}` at {file}:{start + exit_.lineno - 1}, in {fn.__qualname__}; the `with` "
+                     f"block at line {start + with_.lineno - 1})")
             break
     return RuntimeError(
-        "TorchScript cannot compile a `return`, `break` or `continue` that leaves a `with` block early"
-        f"{where}: its front end fails with an internal assert ({_EARLY_EXIT_ASSERT}). Eager runs "
-        "it; to script it, assign the result inside the block and return (or break) after it. (A "
-        "`with` block that ends the function may return anywhere inside, and so may a function "
-        "decorated with @torch.autocast(...).)"
+        "TorchScript cannot compile a `with` block left early by a `return`, `break` or `continue`, or "
+        f"after one{where}: its front end fails with an internal assert "
+        f"({_early_exits.EARLY_EXIT_ASSERT}). jitamp compiles those of `with torch.autocast(...)` "
+        "blocks (any spelling of autocast, called in the `with` statement), not of other context "
+        "managers or of an autocast object made earlier; to script this one, assign the result inside "
+        "the block and return (or break) after it."
     )
 
 
@@ -166,8 +147,8 @@ class Installed:
         def parse_def_with_scopes(fn: Any) -> Any:
             parsed = parse_def(fn)
             fn_def = parsed.ast.body[0]
-            if isinstance(fn_def, ast.FunctionDef) and fn_def.decorator_list:
-                _wrap_body(fn_def, _scope_of(fn))
+            if isinstance(fn_def, ast.FunctionDef):
+                _prepared(fn, fn_def)
             return parsed
 
         def script_decorated(obj: Any, *args: Any, **kwargs: Any) -> Any:
@@ -180,8 +161,8 @@ class Installed:
             try:
                 return script(obj, *args, **kwargs)
             except RuntimeError as error:
-                if _EARLY_EXIT_ASSERT in str(error):
-                    raise _early_exit_error(obj) from error
+                if _early_exits.EARLY_EXIT_ASSERT in str(error):
+                    raise early_exit_error(obj) from error
                 raise
 
         script_decorated.__doc__ = script.__doc__
@@ -192,8 +173,10 @@ class Installed:
         ]
         for owner, name, patch in self.patched:
             setattr(owner, name, patch)
+        self.uninstall_scope_ops = _early_exits.install_scope_ops()
 
     def uninstall(self) -> None:
+        self.uninstall_scope_ops()
         originals = {"parse_def": self.parse_def, "script": self.script}
         for owner, name, patch in self.patched:
             if getattr(owner, name) is patch:

@@ -11,9 +11,10 @@ except ImportError as error:  # pragma: no cover - depends on the install
     ) from error
 
 
-def _tell_the_pass_what_eager_enter_returns() -> None:
+def _tell_the_pass_what_eager_enter_returns() -> bool:
     """`with torch.autocast(...) as ac` binds None in eager before torch 2.5
-    (lower_autocast_scopes.h): ask eager, and what `with None:` raises."""
+    (lower_autocast_scopes.h): ask eager, and what `with None:` raises.
+    Returns whether it binds None."""
     probe = torch.autocast("cpu", enabled=False)
     bound = probe.__enter__()
     probe.__exit__(None, None, None)
@@ -24,6 +25,7 @@ def _tell_the_pass_what_eager_enter_returns() -> None:
         cls, message = type(error), str(error)
     _C.set_eager_enter_result(
         bound is None, f"{cls.__module__}.{cls.__qualname__}", message)
+    return bound is None
 
 
-_tell_the_pass_what_eager_enter_returns()
+EAGER_ENTER_RETURNS_NONE = _tell_the_pass_what_eager_enter_returns()

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import torch
 from torch import _jit_internal
 
-from . import _decorators, _loader
+from . import _decorators, _loader, _tracing
 from ._library import _C
 
 _lock = threading.RLock()
@@ -40,7 +40,10 @@ def enable(*, profiling_executor: bool = False) -> _Enabled:
     jitamp's rewrite instead of displacing it. Functions and methods
     decorated with `@torch.autocast(...)` script too (TorchScript refuses
     them, or drops the decorator on a method), as if their body were inside
-    the same `with torch.autocast(...)` (jitamp/_decorators.py).
+    the same `with torch.autocast(...)` (jitamp/_decorators.py); so do
+    early `return`, `break` and `continue` around autocast blocks
+    (jitamp/_early_exits.py). Functions and modules traced with
+    `torch.jit.trace` keep the autocast blocks they run (jitamp/_tracing.py).
 
     Rewritten functions run on TorchScript's simple executor, which records
     each op with eager's autograd, so gradients are eager's.
@@ -82,6 +85,7 @@ def enable(*, profiling_executor: bool = False) -> _Enabled:
         torch._C._jit_set_emit_hooks = _set_emit_hooks
         torch._C._jit_get_emit_hooks = _get_emit_hooks
         _state["decorators"] = _decorators.Installed()
+        _state["tracing"] = _tracing.Installed()
         _forget_compiled_types()
         return _Enabled()
 
@@ -120,6 +124,7 @@ def disable() -> None:
         if _state is None:
             return
         _state["decorators"].uninstall()
+        _state["tracing"].uninstall()
         torch._C._jit_set_emit_hooks = _state["set_emit_hooks"]
         torch._C._jit_get_emit_hooks = _state["get_emit_hooks"]
         torch._C._jit_set_emit_hooks(*_state["others"])
