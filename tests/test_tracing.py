@@ -172,6 +172,17 @@ def test_tracing_without_jitamp_records_no_scope():
     assert not hasattr(torch.amp.autocast_mode.autocast.__enter__, "__wrapped__")
 
 
+def test_other_tracer_users_record_no_scope():
+    """Only torch.jit.trace / trace_module record scopes: the tracer's other
+    users (the TorchScript-based ONNX exporter, TensorBoard) go through
+    torch.jit._get_trace_graph and get the trace they always got."""
+    with oracle.torchscript_deprecation_ignored(), jitamp.enable():
+        graph, _ = torch.jit._get_trace_graph(disabling_helper, (X, W))
+        traced = torch.jit.trace(disabling_helper, (X, W))
+    assert graph.findNode("jitamp::autocast_enter") is None
+    assert traced.graph.findNode("jitamp::autocast_enter") is not None
+
+
 def test_eager_autocast_is_unchanged_while_enabled():
     """The patched __enter__/__exit__ record nothing outside tracing."""
     with jitamp.enable():

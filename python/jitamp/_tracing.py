@@ -23,10 +23,16 @@ inputs are recorded too, as in any trace, and give eager's values for
 inputs of those dtypes. The traced function is then rewritten like a
 scripted one (the emit hooks run for traces), so its ops get smart casts
 tied to the recorded scopes.
+
+Only traces taken by `torch.jit.trace` / `torch.jit.trace_module` (patched
+while jitamp is enabled to mark their thread) record scopes: other users of
+the tracer (the TorchScript-based ONNX exporter, TensorBoard's add_graph)
+get the trace they always got.
 """
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Any, Callable
 
 import torch
@@ -35,6 +41,21 @@ from torch.amp.autocast_mode import autocast as _autocast
 _ENTER = "jitamp::autocast_enter"
 _EXIT = "jitamp::autocast_exit"
 _STACK = "_jitamp_traced_scopes"  # per autocast object: guards of its open traced blocks
+_ENTRY_POINTS = ("trace", "trace_module")
+
+
+class _Tracing(threading.local):
+    depth = 0  # torch.jit.trace / trace_module calls running on this thread
+
+
+_tracing = _Tracing()
+
+
+def _recording() -> torch._C.TracingState | None:
+    """The tracing state to record scopes into, or None."""
+    if _tracing.depth == 0 or torch._jit_internal.is_scripting():
+        return None
+    return torch._C._get_tracing_state()
 
 
 @functools.lru_cache(maxsize=None)
@@ -57,37 +78,55 @@ def _record_exit(graph: torch._C.Graph, guard: torch._C.Value) -> None:
     graph.insertNode(graph.create(_EXIT, [guard], 0))
 
 
+def _marking(trace: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(trace)
+    def marked(*args: Any, **kwargs: Any) -> Any:
+        _tracing.depth += 1
+        try:
+            return trace(*args, **kwargs)
+        finally:
+            _tracing.depth -= 1
+
+    return marked
+
+
 class Installed:
-    """The patched `__enter__` / `__exit__` of torch's autocast class, while
-    jitamp is enabled; uninstall() puts torch's back."""
+    """The patched `__enter__` / `__exit__` of torch's autocast class and
+    torch.jit's trace entry points, while jitamp is enabled; uninstall() puts
+    torch's back."""
 
     def __init__(self) -> None:
-        self.enter: Callable[..., Any] = _autocast.__enter__
-        self.exit: Callable[..., Any] = _autocast.__exit__
-        enter, exit_ = self.enter, self.exit
+        enter, exit_ = _autocast.__enter__, _autocast.__exit__
 
         @functools.wraps(enter)
         def traced_enter(scope: _autocast) -> Any:
             result = enter(scope)
-            state = torch._C._get_tracing_state()
-            if state is not None and not torch._jit_internal.is_scripting():
+            state = _recording()
+            if state is not None:
                 scope.__dict__.setdefault(_STACK, []).append((state.graph(), _record_enter(state.graph(), scope)))
             return result
 
         @functools.wraps(exit_)
         def traced_exit(scope: _autocast, *exc: Any) -> Any:
             recorded = scope.__dict__.get(_STACK)
-            if recorded and torch._C._get_tracing_state() is not None:
+            if recorded and _recording() is not None:
                 graph, guard = recorded.pop()
                 _record_exit(graph, guard)
             return exit_(scope, *exc)
 
-        self.patches = {"__enter__": traced_enter, "__exit__": traced_exit}
-        for name, patch in self.patches.items():
-            setattr(_autocast, name, patch)
+        # (owner, name, original, patch)
+        self.patches: list[tuple[Any, str, Any, Any]] = [
+            (_autocast, "__enter__", enter, traced_enter),
+            (_autocast, "__exit__", exit_, traced_exit),
+        ]
+        for owner in (torch.jit, torch.jit._trace):
+            for name in _ENTRY_POINTS:
+                original = getattr(owner, name)
+                self.patches.append((owner, name, original, _marking(original)))
+        for owner, name, _, patch in self.patches:
+            setattr(owner, name, patch)
 
     def uninstall(self) -> None:
-        originals = {"__enter__": self.enter, "__exit__": self.exit}
-        for name, patch in self.patches.items():
-            if _autocast.__dict__.get(name) is patch:
-                setattr(_autocast, name, originals[name])
+        for owner, name, original, patch in self.patches:
+            if owner.__dict__.get(name) is patch:
+                setattr(owner, name, original)

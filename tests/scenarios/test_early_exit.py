@@ -329,3 +329,13 @@ def test_scope_ops_name_is_bound_only_while_enabled():
         for op, name in names.items():
             assert getattr(builtins, name) is getattr(torch.ops.jitamp, op)
     assert not any(hasattr(builtins, name) for name in names.values())
+
+
+def test_early_return_module_saved_and_loaded(tmp_path):
+    torch.manual_seed(0)
+    module = EarlyReturnModule()
+    path = str(tmp_path / "early_return.pt")
+    with oracle.torchscript_deprecation_ignored():
+        torch.jit.save(oracle.script(module), path)
+        loaded = torch.jit.load(path)
+    check_against_eager(module, [X, True], scripted=loaded, args_for_call=lambda i: [X, odd(i)], grad=True)
