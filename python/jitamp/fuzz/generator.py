@@ -528,6 +528,8 @@ class Generator:
     def loop(self, env, ctx: Ctx) -> Block:
         inner = Ctx(ctx.scopes, ctx.loops + 1, False, False, ctx.depth + 1, ctx.main)
         body = self.block(list(env), inner, self.rng.randint(1, 3))
+        if any(_has_with(n) for n in body):
+            body = drop_loop_exits(body)
         if self.chance(0.6):
             self.features.add("control:for")
             bound = "n" if "n" in self.extra_names and self.chance(0.5) else "2"
@@ -728,6 +730,27 @@ def _has_with(node) -> bool:
 def _is_early_return(node) -> bool:
     return isinstance(node, Block) and len(node.body) == 1 and isinstance(node.body[0], Line) \
         and node.body[0].text.startswith("return ")
+
+
+def _is_loop_exit(node) -> bool:
+    return isinstance(node, Block) and len(node.body) == 1 and isinstance(node.body[0], Line) \
+        and node.body[0].text in ("break", "continue")
+
+
+def drop_loop_exits(nodes: list) -> list:
+    """TorchScript's front end fails the same way on a break/continue in a
+    loop whose body has a `with` block after it: a loop body with a `with`
+    keeps no break/continue of its own (nested loops keep theirs)."""
+    out = []
+    for node in nodes:
+        if _is_loop_exit(node):
+            continue
+        if isinstance(node, Block) and not node.header.startswith(("for ", "while ")):
+            node.body = drop_loop_exits(node.body)
+            if node.orelse is not None:
+                node.orelse = drop_loop_exits(node.orelse)
+        out.append(node)
+    return out
 
 
 def drop_returns_before_with(nodes: list) -> list:
