@@ -1,0 +1,60 @@
+"""A differential fuzzer for jitamp: generated TorchScript programs with
+autocast scopes, run eagerly and scripted with jitamp, compared by the
+tests' oracle (`jitamp.fuzz.oracle`, also behind tests/oracle.py).
+
+    python -m jitamp.fuzz --count 10000 --seed 1 --jobs 2 --out DIR
+    python -m jitamp.fuzz --seed 1 --index 67 --out DIR --print   # one program
+
+Modules: `generator` (seeded programs: (seed, index) -> source), `runner`
+(import, script, compare, classify), `shrink` (delta debugging to a minimal
+failing program), `cli` (batches in worker processes, reproducers).
+
+What is generated: functions and nn.Modules (submodules, nn.Linear,
+parameters) whose tensors are all [4, 4], with ops from templates covering
+every policy kind the installed torch's table has on CPU (lower_precision_fp,
+fp32, promote; fp32_set_opt_dtype / fp32_append_dtype rows are CUDA-only in
+2.13, so their ops, softmax/sum/cumsum/norm, run as "no CPU policy"), ops with
+no policy, `Tensor?` arguments (None, an Optional argument, an Optional
+local refined at run time), `Tensor[]` arguments (cat/stack), in-place and
+`out=` forms; autocast scopes in every spelling (torch.autocast positional
+and device_type=, torch.amp.autocast, torch.cpu.amp.autocast,
+torch.cuda.amp.autocast, `@torch.autocast` on helpers), nested up to 3
+deep, with `enabled=`/`dtype=`/`cache_enabled=` as constants, arguments and
+computed values, cpu and cuda (and a device-type argument), `as` names,
+pre-built and conditionally chosen objects, re-entry; if/else, for, while,
+break/continue, early return; helpers (plain, `@torch.jit.script`,
+`@torch.jit.ignore`), `torch.jit.fork`/`wait`; inputs float32, bfloat16,
+float16, float64, int64, with and without requires_grad; called plainly, in
+an eager autocast of either dtype, a disabled one, or under no_grad; with
+backward; save/load for a share of module programs; jitamp enabled or not
+at run time.
+
+Known deviations (docs/design.md, the xfails) are avoided by the generator:
+- eager's stale cast cache across nested scopes of different dtypes: a
+  program either keeps one lower-precision dtype everywhere (every scope, a
+  dtype argument, the eager region; "uniform"), or mixes dtypes only without
+  leaves that require grad (functions, no parameters, no gradients);
+- a weight changed in place under no_grad inside a region: in-place and
+  out= forms only write to fresh op results (never inputs, parameters,
+  views or aliases);
+- the fork subgraph under PyTorch's built-in JIT autocast: programs that
+  fork run with jitamp enabled at run time;
+- early return/break/continue out of a `with` block, and an early return
+  followed by any `with` (TorchScript's front end fails on both, with or
+  without jitamp): not generated.
+TorchScript's own differences are recognized by the runner: dead code
+(every value goes to a returned `sink` list), errors of `@torch.jit.script`
+callees called eagerly and of `@torch.jit.ignore` functions (unwrapped),
+autograd node names in in-place errors (MulBackward0/1), gradient summation
+order of forked tasks (tolerance), `@torch.autocast` decorators (jitamp-only
+syntax). Known jitamp findings are reported as "known:finding-N".
+
+Not covered yet: CUDA tensors (no GPU here: cuda scopes are generated but
+disabled), shapes other than [4, 4] and broadcasting between shapes,
+complex dtypes, dicts/tuples/classes as values, `raise`/assert statements,
+torch.jit.freeze / optimize_for_inference, threads, `jitamp.add_autocast`,
+the profiling executor (`jitamp.enable(profiling_executor=True)`), queries of
+the autocast state inside scripted code, more of the fp32 and promote rows
+(linalg, fft variants, pooling, grid_sample, rnn cells), integer/bool
+scalars as op arguments from computed values.
+"""

@@ -1,0 +1,210 @@
+"""`python -m jitamp.fuzz`: generate, run and compare programs at scale.
+
+    python -m jitamp.fuzz --count 10000 --seed 1 --jobs 2 --out fuzz_out
+    python -m jitamp.fuzz --seed 1 --index 67 --out fuzz_out   # one program
+
+A batch runs in worker processes (`--jobs`), each restarted every
+`--restart-every` programs (TorchScript's compilation units only grow). A
+worker that dies or hangs costs the program it was running (reported as
+"crash"/"hang") and is replaced. Failing programs are shrunk (in a worker
+process each) and written as `OUT/repro_<seed>_<index>.py`: the shrunk
+program plus a main that prints eager against scripted and exits 1 while it
+still fails.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+
+def _worker(args) -> int:
+    """Runs programs [start, stop) and prints one JSON line per program."""
+    import warnings
+    warnings.simplefilter("ignore")
+    import torch
+    torch.set_num_threads(1)
+    from .generator import generate
+    from .runner import run_source
+    directory = tempfile.mkdtemp(prefix="jitamp_fuzz_")
+    out = sys.stdout
+    for i in range(args.start, args.stop):
+        print(json.dumps({"start": i}), file=out, flush=True)
+        program = generate(args.seed, i, save_share=args.save_share)
+        result = run_source(program.render(), directory)
+        print(json.dumps({"i": i, "kind": result.kind, "message": result.message[:4000],
+                          "eager_raised": result.eager_raised,
+                          "features": sorted(program.features)}), file=out, flush=True)
+    return 0
+
+
+def _reader(proc, q, wid):
+    for line in proc.stdout:
+        q.put((wid, line))
+    q.put((wid, None))
+
+
+def run_batch(seed: int, start: int, count: int, jobs: int, *, save_share: float,
+              restart_every: int, timeout: float, progress: bool = True) -> dict:
+    chunks = collections.deque(
+        (a, min(a + restart_every, start + count)) for a in range(start, start + count, restart_every))
+    q: queue.Queue = queue.Queue()
+    workers: dict[int, dict] = {}
+    results: dict[int, dict] = {}
+    t0 = time.monotonic()
+    next_id = [0]
+    last_report = [t0]
+
+    def launch(a, b):
+        cmd = [sys.executable, "-m", "jitamp.fuzz", "--worker", "--seed", str(seed), "--start", str(a),
+               "--stop", str(b), "--save-share", str(save_share)]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        wid = next_id[0]
+        next_id[0] += 1
+        workers[wid] = {"proc": proc, "range": (a, b), "current": None, "since": time.monotonic()}
+        threading.Thread(target=_reader, args=(proc, q, wid), daemon=True).start()
+
+    def finish(wid, kind):
+        w = workers.pop(wid)
+        a, b = w["range"]
+        cur = w["current"]
+        if cur is not None and cur not in results:
+            results[cur] = {"i": cur, "kind": kind, "message": f"worker {kind} (rc {w['proc'].poll()})",
+                            "eager_raised": False, "features": []}
+            if cur + 1 < b:
+                chunks.appendleft((cur + 1, b))
+
+    while chunks or workers:
+        while chunks and len(workers) < jobs:
+            launch(*chunks.popleft())
+        try:
+            wid, line = q.get(timeout=1.0)
+        except queue.Empty:
+            wid, line = None, None
+        now = time.monotonic()
+        if wid is not None and wid in workers:
+            w = workers[wid]
+            if line is None:  # worker ended
+                w["proc"].wait()
+                finish(wid, "crash" if w["current"] is not None and w["current"] not in results else "done")
+            else:
+                msg = json.loads(line)
+                w["since"] = now
+                if "start" in msg:
+                    w["current"] = msg["start"]
+                else:
+                    results[msg["i"]] = msg
+                    w["current"] = None
+        for wid, w in list(workers.items()):
+            if now - w["since"] > timeout:
+                w["proc"].kill()
+                w["proc"].wait()
+                finish(wid, "hang")
+        if progress and now - last_report[0] > 10:
+            last_report[0] = now
+            bad = sum(1 for r in results.values() if r["kind"] not in ("ok", "reject"))
+            print(f"[{now - t0:6.0f}s] {len(results)}/{count} programs, {bad} failing, "
+                  f"{len(results) / (now - t0):.1f} programs/s", flush=True)
+    return {"results": results, "time": time.monotonic() - t0}
+
+
+def summarize(batch: dict) -> str:
+    results = batch["results"]
+    kinds = collections.Counter(r["kind"] for r in results.values())
+    n = len(results)
+    eager_raised = sum(1 for r in results.values() if r.get("eager_raised"))
+    features = collections.Counter(f for r in results.values() for f in r.get("features", []))
+    lines = [f"programs: {n} in {batch['time']:.1f}s ({n / max(batch['time'], 1e-9):.1f} programs/s)"]
+    lines.append("outcomes: " + ", ".join(f"{k}={v}" for k, v in sorted(kinds.items())))
+    failing = {k: v for k, v in kinds.items() if k not in ("ok", "reject") and not k.startswith("known:")}
+    lines.append(f"mismatches/failures: {sum(failing.values())} " + str(dict(sorted(failing.items()))))
+    lines.append(f"generator rejects: {kinds.get('reject', 0)}")
+    lines.append(f"programs where eager raises: {eager_raised}")
+    lines.append(f"features covered: {len(features)}")
+    return "\n".join(lines)
+
+
+def _single(args) -> int:
+    """One program: run, and on failure shrink and write the reproducer."""
+    import warnings
+    warnings.simplefilter("ignore")
+    import torch
+    torch.set_num_threads(1)
+    from .generator import generate
+    from .runner import repro_source, run_source
+    from .shrink import shrink_failure
+    directory = tempfile.mkdtemp(prefix="jitamp_fuzz_")
+    program = generate(args.seed, args.index, save_share=args.save_share)
+    source = program.render()
+    result = run_source(source, directory)
+    if args.print:
+        print(source)
+    print(f"seed {args.seed} index {args.index}: {result.kind}")
+    if not result.failed:
+        return 0
+    print(result.message[:3000])
+    if args.out:
+        if not args.no_shrink and result.kind not in ("crash", "hang"):
+            program, tries = shrink_failure(program, result.kind, directory, budget_s=args.shrink_budget)
+            print(f"shrunk in {tries} tries")
+        os.makedirs(args.out, exist_ok=True)
+        path = os.path.join(args.out, f"repro_{args.seed}_{args.index}.py")
+        with open(path, "w") as f:
+            f.write(repro_source(program.render()))
+        print(f"reproducer: {path}")
+        print(program.render())
+    return 1
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m jitamp.fuzz", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--count", type=int, default=200)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--start", type=int, default=0, help="first index")
+    p.add_argument("--stop", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--index", type=int, help="run (and shrink) only this program")
+    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--out", default=None, help="where reproducers go (default: none written)")
+    p.add_argument("--save-share", type=float, default=0.3,
+                   help="share of module programs also compared after torch.jit.save/load")
+    p.add_argument("--restart-every", type=int, default=250)
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds a program may take")
+    p.add_argument("--shrink-budget", type=float, default=120.0)
+    p.add_argument("--max-shrink", type=int, default=20, help="failures shrunk per batch")
+    p.add_argument("--no-shrink", action="store_true")
+    p.add_argument("--print", action="store_true", help="print the program's source (--index)")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        return _worker(args)
+    if args.index is not None:
+        return _single(args)
+    batch = run_batch(args.seed, args.start, args.count, args.jobs, save_share=args.save_share,
+                      restart_every=args.restart_every, timeout=args.timeout)
+    print(summarize(batch))
+    failing = sorted(i for i, r in batch["results"].items() if r["kind"] not in ("ok", "reject")
+                     and not r["kind"].startswith("known:"))
+    for i in failing:
+        r = batch["results"][i]
+        print(f"  index {i}: {r['kind']}: {r['message'].splitlines()[0][:200] if r['message'] else ''}")
+    if args.out and failing:
+        for i in failing[:args.max_shrink]:
+            cmd = [sys.executable, "-m", "jitamp.fuzz", "--seed", str(args.seed), "--index", str(i),
+                   "--out", args.out, "--save-share", str(args.save_share),
+                   "--shrink-budget", str(args.shrink_budget)] + (["--no-shrink"] if args.no_shrink else [])
+            try:
+                done = subprocess.run(cmd, capture_output=True, text=True, timeout=args.shrink_budget + 300)
+                line = [ln for ln in done.stdout.splitlines() if ln.startswith("reproducer:")]
+                print(f"  index {i}: {line[0] if line else 'no reproducer (' + str(done.returncode) + ')'}")
+            except subprocess.TimeoutExpired:
+                print(f"  index {i}: shrinking timed out")
+    # the unit of a failed run: any failure that is not a known finding
+    return 1 if failing else 0

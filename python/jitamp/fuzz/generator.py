@@ -1,0 +1,772 @@
+"""A seeded generator of TorchScript programs with autocast scopes.
+
+`generate(seed, index)` returns a `Program`: a small tree of statements
+(so the shrinker can delete and simplify them) that renders to the Python
+source of a module holding the function `prog` (or the nn.Module `Prog`),
+its helpers, and a plain-Python harness (`make_args`, the eager region
+around the call, whether gradients are compared, ...) that the runner reads.
+Everything is a function of (seed, index): the same pair gives the same
+source, byte for byte.
+
+Every tensor variable has shape [4, 4]: each op template below maps [4, 4]
+operands to a [4, 4] result (through reshapes, broadcasting or slicing where
+the op needs other shapes), so any operand fits any op. Types are Tensor,
+bool, int, str, torch.dtype, Optional[Tensor] and List[Tensor], all of which
+TorchScript infers from the annotations the generator writes.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+# --------------------------------------------------------------------------
+# Op templates. `policy` is the op's effective CPU policy in the installed
+# torch's table ("none": no CPU row; the CUDA policy, if any, is in `cuda`),
+# checked against jitamp.passes.policy by tests/test_fuzz.py. `fresh`: the
+# result is a new tensor (never an alias or view of an operand), so in-place
+# and out= forms may write to it.
+
+
+class Op(NamedTuple):
+    name: str       # the aten op the template reaches (for coverage stats)
+    policy: str     # effective CPU policy of `name`
+    arity: int
+    fmt: str        # {a} {b} {c}: tensor operands; {opt}: an optional tensor or None
+    fresh: bool = True
+
+
+OPS: list[Op] = [
+    # lower_precision_fp
+    Op("aten::mm", "lower_precision_fp", 2, "torch.mm({a}, {b})"),
+    Op("aten::matmul", "lower_precision_fp", 2, "torch.matmul({a}, {b})"),
+    Op("aten::matmul", "lower_precision_fp", 2, "{a} @ {b}"),
+    Op("aten::addmm", "lower_precision_fp", 3, "torch.addmm({c}, {a}, {b})"),
+    Op("aten::addmm", "lower_precision_fp", 3, "torch.addmm({c}, {a}, {b}, beta=0.5, alpha=2.0)"),
+    Op("aten::linear", "lower_precision_fp", 2, "F.linear({a}, {b})"),
+    Op("aten::linear", "lower_precision_fp", 2, "F.linear({a}, {b}, {opt})"),
+    Op("aten::bmm", "lower_precision_fp", 2, "torch.bmm({a}.unsqueeze(0), {b}.unsqueeze(0)).squeeze(0)"),
+    Op("aten::baddbmm", "lower_precision_fp", 3,
+       "torch.baddbmm({c}.unsqueeze(0), {a}.unsqueeze(0), {b}.unsqueeze(0)).squeeze(0)"),
+    Op("aten::addbmm", "lower_precision_fp", 3, "torch.addbmm({c}, {a}.unsqueeze(0), {b}.unsqueeze(0))"),
+    Op("aten::conv2d", "lower_precision_fp", 2,
+       "F.conv2d({a}.reshape(1, 1, 4, 4), {b}[:3, :3].reshape(1, 1, 3, 3), None, 1, 1).reshape(4, 4)"),
+    Op("aten::conv2d", "lower_precision_fp", 3,
+       "F.conv2d({a}.reshape(1, 1, 4, 4), {b}[:3, :3].reshape(1, 1, 3, 3), {c}[0, :1], 1, 1).reshape(4, 4)"),
+    Op("aten::conv1d", "lower_precision_fp", 2, "F.conv1d({a}.unsqueeze(0), {b}.unsqueeze(2)).squeeze(0)"),
+    Op("aten::conv1d", "lower_precision_fp", 2, "F.conv1d({a}.unsqueeze(0), {b}.unsqueeze(2), {opt}).squeeze(0)"),
+    Op("aten::conv_transpose2d.input", "lower_precision_fp", 2,
+       "F.conv_transpose2d({a}.reshape(1, 1, 4, 4), {b}[:1, :1].reshape(1, 1, 1, 1)).reshape(4, 4)"),
+    Op("aten::prelu", "lower_precision_fp", 2, "F.prelu({a}, {b}[0])"),
+    Op("aten::scaled_dot_product_attention", "lower_precision_fp", 3,
+       "F.scaled_dot_product_attention({a}.unsqueeze(0), {b}.unsqueeze(0), {c}.unsqueeze(0)).squeeze(0)"),
+    Op("aten::linalg_vecdot", "lower_precision_fp", 3, "torch.linalg.vecdot({a}, {b}).unsqueeze(1) + {c}"),
+    # fp32
+    Op("aten::cdist", "fp32", 2, "torch.cdist({a}, {b})"),
+    Op("aten::mse_loss", "fp32", 2, "F.mse_loss({a}, {b}, reduction='none')"),
+    Op("aten::l1_loss", "fp32", 3, "F.l1_loss({a}, {b}) + {c}"),
+    Op("aten::smooth_l1_loss", "fp32", 2, "F.smooth_l1_loss({a}, {b}, reduction='none')"),
+    Op("aten::huber_loss", "fp32", 2, "F.huber_loss({a}, {b}, reduction='none')"),
+    Op("aten::binary_cross_entropy_with_logits", "fp32", 2,
+       "F.binary_cross_entropy_with_logits({a}, torch.sigmoid({b}), reduction='none')"),
+    Op("aten::binary_cross_entropy", "fp32", 2,
+       "F.binary_cross_entropy(torch.sigmoid({a}), torch.sigmoid({b}), reduction='none')"),
+    Op("aten::prod.dim_int", "fp32", 2, "torch.prod({a}, 1, keepdim=True) + {b}"),
+    Op("aten::prod", "fp32", 2, "torch.prod({a}) * {b}"),
+    Op("aten::trace", "fp32", 2, "torch.trace({a}) + {b}"),
+    Op("aten::linalg_inv", "fp32", 1, "torch.linalg.inv({a} + torch.eye(4, dtype={a}.dtype) * 4.0)"),
+    Op("aten::fft_fft", "fp32", 1, "torch.fft.fft({a}).abs()"),
+    Op("aten::fft_rfft", "fp32", 2, "torch.fft.rfft({a}).abs().sum(1, keepdim=True) + {b}"),
+    Op("aten::quantile.scalar", "fp32", 2, "torch.quantile({a}, 0.5, dim=1, keepdim=True) + {b}"),
+    Op("aten::reflection_pad1d", "fp32", 1, "F.pad({a}.unsqueeze(0), [1, 1], mode='reflect').squeeze(0)[:, 1:5]",
+       fresh=False),
+    Op("aten::replication_pad2d", "fp32", 1,
+       "F.pad({a}.reshape(1, 1, 4, 4), [1, 1, 1, 1], mode='replicate').reshape(6, 6)[1:5, 1:5]", fresh=False),
+    Op("aten::adaptive_avg_pool3d", "fp32", 1, "F.adaptive_avg_pool3d({a}.reshape(1, 1, 1, 4, 4), [1, 4, 4]).reshape(4, 4)"),
+    Op("aten::kl_div", "fp32", 2, "F.kl_div({a}, {b}, reduction='none')"),
+    Op("aten::nll_loss_nd", "fp32", 2, "F.nll_loss({a}, torch.tensor([0, 1, 2, 3])) + {b}"),
+    Op("aten::cross_entropy_loss", "fp32", 3, "F.cross_entropy({a}, torch.softmax({b}, 1)) + {c}"),
+    Op("aten::margin_ranking_loss", "fp32", 3, "F.margin_ranking_loss({a}, {b}, {c}, reduction='none')"),
+    Op("aten::soft_margin_loss", "fp32", 3, "F.soft_margin_loss({a}, {b}) * {c}"),
+    # promote
+    Op("aten::cat", "promote", 2, "torch.cat([{a}, {b}], 1)[:, 2:6]", fresh=False),
+    Op("aten::cat", "promote", 3, "torch.cat([{a}[:1], {b}[:2], {c}[:1]], 0)"),
+    Op("aten::stack", "promote", 3, "torch.stack([{a}, {b}, {c}])[1]", fresh=False),
+    Op("aten::index_copy", "promote", 2, "{a}.index_copy(0, torch.tensor([1, 3]), {b}[:2])"),
+    # no CPU policy (several have a CUDA one)
+    Op("aten::add", "none", 2, "{a} + {b}"),
+    Op("aten::mul", "none", 2, "{a} * {b}"),
+    Op("aten::sub", "none", 2, "{a} - {b} * 0.5"),
+    Op("aten::relu", "none", 1, "torch.relu({a})"),
+    Op("aten::tanh", "none", 1, "torch.tanh({a})"),
+    Op("aten::gelu", "none", 1, "F.gelu({a})"),
+    Op("aten::exp", "none", 1, "torch.exp({a})"),
+    Op("aten::log", "none", 1, "torch.log({a}.abs() + 1.0)"),
+    Op("aten::softmax.int", "none", 1, "torch.softmax({a}, -1)"),
+    Op("aten::softmax.int", "none", 1, "torch.softmax({a}, -1, dtype=torch.float32)"),
+    Op("aten::log_softmax.int", "none", 1, "F.log_softmax({a}, 1)"),
+    Op("aten::layer_norm", "none", 1, "F.layer_norm({a}, [4])"),
+    Op("aten::layer_norm", "none", 3, "F.layer_norm({a}, [4], {b}[0], {c}[1])"),
+    Op("aten::group_norm", "none", 1, "F.group_norm({a}.unsqueeze(0), 2).squeeze(0)"),
+    Op("aten::sum.dim_IntList", "none", 2, "{a}.sum(-1, keepdim=True) + {b}"),
+    Op("aten::cumsum", "none", 1, "torch.cumsum({a}, 1)"),
+    Op("aten::pow.Tensor_Scalar", "none", 1, "torch.pow({a}, 2)"),
+    Op("aten::addcmul", "none", 3, "torch.addcmul({a}, {b}, {c}, value=0.5)"),
+    Op("aten::linalg_vector_norm", "none", 2, "torch.linalg.vector_norm({a}, dim=[1], keepdim=True) + {b}"),
+    Op("aten::mv", "none", 3, "torch.mv({a}, {b}[0]).unsqueeze(1) + {c}"),
+    Op("aten::einsum", "none", 2, "torch.einsum('ij,jk->ik', {a}, {b})"),
+    Op("aten::where.self", "none", 2, "torch.where({a} > 0, {a}, {b})"),
+    Op("aten::clamp", "none", 1, "{a}.clamp(-1.0, 1.0)"),
+    Op("aten::to", "none", 1, "{a}.float()", fresh=False),
+    Op("aten::to", "none", 1, "{a}.to(torch.bfloat16)", fresh=False),
+    Op("aten::to", "none", 2, "{a}.to({b}.dtype)", fresh=False),
+    Op("aten::t", "none", 1, "{a}.t()", fresh=False),
+    Op("aten::clone", "none", 1, "{a}.clone()"),
+]
+
+# In-place and out= forms: `{t}` is a fresh variable written to.
+INPLACE: list[Op] = [
+    Op("aten::add_", "none", 1, "{t}.add_({a})"),
+    Op("aten::mul_", "none", 0, "{t}.mul_(2.0)"),
+    Op("aten::clamp_", "none", 0, "{t}.clamp_(-1.0, 1.0)"),
+    Op("aten::addmm_", "none", 2, "{t}.addmm_({a}, {b})"),
+    Op("aten::copy_", "none", 1, "{t}.copy_({a})"),
+    Op("aten::mm.out", "none", 2, "torch.mm({a}, {b}, out={t})"),
+    Op("aten::addmm.out", "none", 3, "torch.addmm({c}, {a}, {b}, out={t})"),
+    Op("aten::cat.out", "none", 2, "torch.cat([{a}[:2], {b}[:2]], 0, out={t})"),
+    Op("aten::softmax.int_out", "none", 1, "torch.softmax({a}, 1, out={t})"),
+]
+
+LOWER = {"bf16": "torch.bfloat16", "fp16": "torch.float16"}
+INPUT_DTYPES = {"f32": "torch.float32", "bf16": "torch.bfloat16", "fp16": "torch.float16",
+                "f64": "torch.float64", "i64": "torch.int64"}
+
+
+# --------------------------------------------------------------------------
+# The program tree.
+
+@dataclass
+class Line:
+    text: str
+    defines: str | None = None  # the tensor variable it assigns, if any
+    fixed: bool = False  # may not be neutralized (only removed)
+    sink: bool = False  # append the value to `sink`, the list every program returns
+
+    def render(self, indent: int) -> list[str]:
+        text = self.text + (f"; sink.append({self.defines})" if self.sink else "")
+        return ["    " * indent + text]
+
+
+@dataclass
+class Block:
+    header: str                      # "with ...:", "if ...:", "for ...:", "while ...:"
+    body: list = field(default_factory=list)
+    orelse: list | None = None       # if/else
+    pre: str | None = None           # a line before the header (a while's counter)
+    first: str | None = None         # a fixed first body line (a while's increment)
+
+    def render(self, indent: int) -> list[str]:
+        pad = "    " * indent
+        out = []
+        if self.pre:
+            out.append(pad + self.pre)
+        out.append(pad + self.header)
+        inner = []
+        if self.first:
+            inner.append(pad + "    " + self.first)
+        for node in self.body:
+            inner.extend(node.render(indent + 1))
+        if len(inner) == (1 if self.first else 0):
+            inner.append(pad + "    pass")
+        out.extend(inner)
+        if self.orelse is not None:
+            out.append(pad + "else:")
+            inner = []
+            for node in self.orelse:
+                inner.extend(node.render(indent + 1))
+            out.extend(inner or [pad + "    pass"])
+        return out
+
+
+@dataclass
+class Def:
+    """A top-level definition: decorator/def/class lines, then a body."""
+    header: list[str]
+    body: list
+    tail: list[str] = field(default_factory=list)  # e.g. the return line
+    indent: int = 1
+    name: str = ""
+
+    def render(self) -> list[str]:
+        out = list(self.header)
+        for node in self.body:
+            out.extend(node.render(self.indent))
+        out.extend(self.tail)
+        return out
+
+
+@dataclass
+class Program:
+    seed: int
+    index: int
+    defs: list[Def]
+    harness: dict  # plain data the runner reads (see HARNESS_KEYS)
+    features: set = field(default_factory=set)
+
+    def render(self) -> str:
+        lines = [
+            f"# jitamp fuzz program: seed {self.seed}, index {self.index}",
+            "# Reproduce: python -m jitamp.fuzz --seed %d --index %d" % (self.seed, self.index),
+            "from typing import List, Optional, Tuple",
+            "",
+            "import torch",
+            "import torch.nn.functional as F",
+            "from torch import Tensor",
+            "",
+        ]
+        for d in self.defs:
+            lines.append("")
+            lines.extend(d.render())
+            lines.append("")
+        lines.append("")
+        lines.extend(render_harness(self.harness))
+        return "\n".join(lines) + "\n"
+
+
+def render_harness(h: dict) -> list[str]:
+    """The plain-Python part: inputs per call, what to compare."""
+    out = ["# --- harness (plain Python, never scripted) ---"]
+    for key in ("KIND", "GRAD", "OUTER", "SAVE", "RUNTIME_JITAMP", "ALTERNATE"):
+        out.append(f"{key} = {h[key]!r}")
+    out.append("")
+    out.append("")
+    out.append("def make_args(call: int) -> list:")
+    out.append(f"    g = torch.Generator().manual_seed({h['input_seed']})")
+    out.append("    flag = call % 2 == 1 if ALTERNATE else True")
+    names = []
+    for name, dtype in h["tensors"]:
+        if dtype == "i64":
+            out.append(f"    {name} = torch.randint(-3, 4, (4, 4), generator=g)")
+        else:
+            out.append(f"    {name} = torch.randn(4, 4, generator=g).to({INPUT_DTYPES[dtype]})")
+        names.append(name)
+    for name, kind in h["extras"]:
+        if kind == "flag":
+            out.append(f"    {name} = flag")
+        elif kind == "dtype":
+            out.append(f"    {name} = {h['dtype_arg']}")
+        elif kind == "int":
+            out.append(f"    {name} = 3 if flag else 1")
+        elif kind == "device":
+            out.append(f"    {name} = {h['device_arg']!r}")
+        elif kind == "optional":
+            out.append(f"    {name} = torch.randn(4, generator=g) if flag else None")
+        names.append(name)
+    out.append("    return [" + ", ".join(names) + "]")
+    out.append("")
+    out.append("")
+    out.append("def build():")
+    out.append(f"    torch.manual_seed({h['input_seed']})")
+    out.append("    return Prog()" if h["KIND"] == "module" else "    return prog")
+    return out
+
+
+# --------------------------------------------------------------------------
+# Generation.
+
+@dataclass
+class Var:
+    name: str
+    fresh: bool  # a new tensor written nowhere else: in-place/out= may target it
+
+
+@dataclass
+class Ctx:
+    scopes: int = 0          # autocast scopes open around this point
+    loops: int = 0           # loops open
+    with_in_loop: bool = False  # a with opened inside the innermost loop
+    top: bool = True         # the main body's top level (no block around)
+    depth: int = 0           # block nesting
+    main: bool = True
+
+
+class Generator:
+    def __init__(self, seed: int, index: int, save_share: float = 0.3):
+        self.seed, self.index, self.save_share = seed, index, save_share
+        self.rng = random.Random(f"jitamp-fuzz:{seed}:{index}")
+        self.n = 0
+        self.features: set[str] = set()
+        self.use_sink = True
+        self.sink_helpers: set[str] = set()
+
+    # -- helpers ----------------------------------------------------------
+    def name(self, prefix: str = "v") -> str:
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def chance(self, p: float) -> bool:
+        return self.rng.random() < p
+
+    def pick(self, seq):
+        return self.rng.choice(seq)
+
+    # -- expressions -------------------------------------------------------
+    def dtype_expr(self) -> str:
+        r = self.rng.random()
+        if self.mixed:
+            if r < 0.35:
+                return self.pick(["torch.bfloat16", "torch.float16"])
+            if r < 0.55 and "dt" in self.extra_names:
+                self.features.add("dtype=argument")
+                return "dt"
+            if r < 0.75 and "flag" in self.extra_names:
+                self.features.add("dtype=computed")
+                return "torch.float16 if flag else torch.bfloat16"
+            if r < 0.8:
+                self.features.add("dtype=float32")
+                return "torch.float32"
+            return ""
+        # uniform: every scope's lower dtype is the program's (see STALE_CACHE in runner)
+        if r < 0.4:
+            return LOWER[self.lower]
+        if r < 0.6 and "dt" in self.extra_names:
+            self.features.add("dtype=argument")
+            return "dt"
+        if r < 0.7 and "flag" in self.extra_names:
+            self.features.add("dtype=computed")
+            return f"{LOWER[self.lower]} if flag else dt" if "dt" in self.extra_names else LOWER[self.lower]
+        if r < 0.75:
+            self.features.add("dtype=float32")
+            return "torch.float32"
+        return "" if self.lower == "bf16" else LOWER[self.lower]
+
+    def enabled_expr(self, env: list[Var]) -> str:
+        r = self.rng.random()
+        if r < 0.55:
+            return ""
+        if r < 0.65:
+            return self.pick(["True", "False"])
+        if "flag" in self.extra_names and r < 0.8:
+            self.features.add("enabled=argument")
+            return self.pick(["flag", "not flag"])
+        if "n" in self.extra_names and r < 0.9:
+            self.features.add("enabled=computed")
+            return "n > 2"
+        self.features.add("enabled=computed")
+        return f"bool({self.pick(env).name}.sum() > 0)"
+
+    def cache_expr(self) -> str:
+        r = self.rng.random()
+        if r < 0.75:
+            return ""
+        self.features.add("cache_enabled")
+        if r < 0.9 or "flag" not in self.extra_names:
+            return self.pick(["True", "False"])
+        return "flag"
+
+    def autocast_expr(self, env: list[Var]) -> str:
+        r = self.rng.random()
+        device = "cpu"
+        if r < 0.1:
+            device = "cuda"
+        elif r < 0.15 and "dev" in self.extra_names:
+            device = "dev"
+        dtype, enabled, cache = self.dtype_expr(), self.enabled_expr(env), self.cache_expr()
+        if device == "cuda":
+            self.features.add("device=cuda")
+            dtype = self.pick(["", "torch.float16", "torch.bfloat16"])
+        kw = []
+        if dtype:
+            kw.append(f"dtype={dtype}")
+        if enabled:
+            kw.append(f"enabled={enabled}")
+        if cache:
+            kw.append(f"cache_enabled={cache}")
+        s = self.rng.random()
+        if device == "cpu" and s < 0.15:
+            self.features.add("spelling=torch.cpu.amp.autocast")
+            return f"torch.cpu.amp.autocast({', '.join(kw)})"
+        if device == "cuda" and s < 0.3:
+            self.features.add("spelling=torch.cuda.amp.autocast")
+            return f"torch.cuda.amp.autocast({', '.join(kw)})"
+        dev = device if device == "dev" else repr(device)
+        if s < 0.3:
+            self.features.add("spelling=torch.amp.autocast")
+            return f"torch.amp.autocast({', '.join([dev] + kw)})"
+        if s < 0.4:
+            self.features.add("spelling=device_type=")
+            return f"torch.autocast({', '.join([f'device_type={dev}'] + kw)})"
+        self.features.add("spelling=torch.autocast")
+        if device == "dev":
+            self.features.add("device=argument")
+        return f"torch.autocast({', '.join([dev] + kw)})"
+
+    def operands(self, env: list[Var], k: int) -> list[str]:
+        return [self.pick(env).name for _ in range(k)]
+
+    def op_expr(self, env: list[Var]) -> tuple[str, bool]:
+        op = self.pick(OPS)
+        self.features.add(f"op:{op.name}")
+        a, b, c = (self.operands(env, 3) + ["", "", ""])[:3]
+        opt = "None"
+        if "{opt}" in op.fmt:
+            choices = ["None", f"{self.pick(env).name}[0]"] + self.optionals
+            opt = self.pick(choices)
+            if opt in self.optionals:
+                self.features.add("Tensor?=optional variable")
+        return op.fmt.format(a=a, b=b, c=c, opt=opt), op.fresh
+
+    # -- statements ---------------------------------------------------------
+    def block(self, env: list[Var], ctx: Ctx, budget: int) -> list:
+        """Statements of one block; `env` is extended with the variables a
+        with-block leaves visible (and a top-level block defines)."""
+        nodes: list = []
+        acs: list[str] = []  # `as` names / prebuilt autocast objects usable here
+        while budget > 0:
+            budget -= 1
+            r = self.rng.random()
+            if r < 0.45 or ctx.depth >= 4:
+                nodes.append(self.assign(env, ctx))
+            elif r < 0.52:
+                node = self.inplace(env)
+                if node is not None:
+                    nodes.append(node)
+            elif r < 0.70 and ctx.scopes < 3:
+                nodes.extend(self.with_block(env, ctx, acs))
+            elif r < 0.76:
+                nodes.append(self.if_block(env, ctx))
+            elif r < 0.82 and ctx.loops < 2:
+                nodes.append(self.loop(env, ctx))
+            elif r < 0.86 and ctx.loops and not ctx.with_in_loop:
+                self.features.add(f"control:break/continue")
+                cond = self.cond(env)
+                nodes.append(Block(f"if {cond}:", [Line(self.pick(["break", "continue"]), fixed=True)]))
+            elif r < 0.89 and ctx.main and ctx.top and ctx.scopes == 0:
+                self.features.add("control:early return")
+                nodes.append(Block(f"if {self.cond(env)}:", [Line(self.return_line(env), fixed=True)]))
+            elif r < 0.95 and self.callables:
+                nodes.append(self.call(env))
+            elif ctx.scopes < 3 and acs:
+                self.features.add("autocast:re-entry")
+                nodes.extend(self.with_block(env, ctx, acs, reuse=self.pick(acs)))
+            else:
+                nodes.append(self.assign(env, ctx))
+        return nodes
+
+    def assign(self, env: list[Var], ctx: Ctx) -> Line:
+        expr, fresh = self.op_expr(env)
+        reassignable = [v for v in env if not v.name.startswith(("x", "self."))]
+        if reassignable and self.chance(0.2):
+            v = self.pick(reassignable)
+            v.fresh = False  # it may now hold either value: no longer a safe in-place target
+            return Line(f"{v.name} = {expr}", defines=v.name, sink=self.use_sink)
+        name = self.name()
+        env.append(Var(name, fresh))
+        return Line(f"{name} = {expr}", defines=name, sink=self.use_sink)
+
+    def inplace(self, env: list[Var]) -> Line | None:
+        targets = [v for v in env if v.fresh]
+        if not targets:
+            return None
+        op = self.pick(INPLACE)
+        self.features.add(f"op:{op.name}")
+        a, b, c = (self.operands(env, 3) + ["", "", ""])[:3]
+        return Line(op.fmt.format(t=self.pick(targets).name, a=a, b=b, c=c))
+
+    def cond(self, env: list[Var]) -> str:
+        choices = [f"bool({self.pick(env).name}.sum() > 0)"]
+        if "flag" in self.extra_names:
+            choices += ["flag", "not flag"]
+        if "n" in self.extra_names:
+            choices.append("n > 2")
+        return self.pick(choices)
+
+    def with_block(self, env, ctx: Ctx, acs: list[str], reuse: str | None = None) -> list:
+        nodes = []
+        inner = Ctx(ctx.scopes + 1, ctx.loops, ctx.loops > 0 or ctx.with_in_loop, False, ctx.depth + 1, ctx.main)
+        if reuse is not None:
+            header = f"with {reuse}:"
+        else:
+            expr = self.autocast_expr(env)
+            r = self.rng.random()
+            if r < 0.15:
+                self.features.add("autocast:as name")
+                ac = self.name("ac")
+                header = f"with {expr} as {ac}:"
+                acs.append(ac)
+            elif r < 0.25:
+                self.features.add("autocast:prebuilt object")
+                ac = self.name("ac")
+                nodes.append(Line(f"{ac} = {expr}", fixed=True))
+                acs.append(ac)
+                header = f"with {ac}:"
+            elif r < 0.3 and "flag" in self.extra_names and not expr.startswith("torch.cpu.amp") \
+                    and not expr.startswith("torch.cuda.amp"):
+                self.features.add("autocast:conditional object")
+                ac = self.name("ac")
+                other = self.autocast_expr(env)
+                cls = expr.split("(")[0]
+                other = cls + "(" + other.split("(", 1)[1] if other.split("(")[0] == cls else f"{cls}('cpu', enabled=False)"
+                if "device_type=" in other and cls == "torch.amp.autocast":
+                    other = "torch.amp.autocast('cpu', enabled=False)"
+                nodes.append(Line(f"{ac} = {expr} if flag else {other}", fixed=True))
+                acs.append(ac)
+                header = f"with {ac}:"
+            else:
+                header = f"with {expr}:"
+        body = self.block(env, inner, self.rng.randint(1, 4))
+        nodes.append(Block(header, body))
+        return nodes
+
+    def if_block(self, env, ctx: Ctx) -> Block:
+        self.features.add("control:if")
+        inner = Ctx(ctx.scopes, ctx.loops, ctx.with_in_loop, False, ctx.depth + 1, ctx.main)
+        body = self.block(list(env), inner, self.rng.randint(1, 3))
+        orelse = self.block(list(env), inner, self.rng.randint(1, 2)) if self.chance(0.5) else None
+        return Block(f"if {self.cond(env)}:", body, orelse)
+
+    def loop(self, env, ctx: Ctx) -> Block:
+        inner = Ctx(ctx.scopes, ctx.loops + 1, False, False, ctx.depth + 1, ctx.main)
+        body = self.block(list(env), inner, self.rng.randint(1, 3))
+        if any(_has_with(n) for n in body):
+            body = drop_loop_exits(body)
+        if self.chance(0.6):
+            self.features.add("control:for")
+            bound = "n" if "n" in self.extra_names and self.chance(0.5) else "2"
+            return Block(f"for {self.name('i')} in range({bound}):", body)
+        self.features.add("control:while")
+        k = self.name("k")
+        return Block(f"while {k} < 2:", body, pre=f"{k} = 0", first=f"{k} += 1")
+
+    def call(self, env) -> Line:
+        usable = [c for c in self.callables if self.use_sink or not self._takes_sink(c)]
+        if not usable:
+            return self.assign(env, Ctx())
+        kind, fname, arity = self.pick(usable)
+        self.features.add(f"call:{kind}")
+        takes_sink = self._takes_sink((kind, fname, arity))
+        args = ", ".join(self.operands(env, arity) + (["sink"] if takes_sink else []))
+        name = self.name()
+        env.append(Var(name, False))
+        if kind == "fork":
+            fut = self.name("fut")
+            return Line(f"{fut} = torch.jit.fork({fname}, {args}); {name} = torch.jit.wait({fut})",
+                        defines=name, sink=self.use_sink)
+        return Line(f"{name} = {fname}({args})", defines=name, sink=self.use_sink)
+
+    def _takes_sink(self, c) -> bool:
+        kind, fname, _ = c
+        return kind in ("function", "autocast-decorated", "submodule") or kind == "fork" and fname in self.sink_helpers
+
+    def return_line(self, env) -> str:
+        # mostly the latest values, so the result depends on what ran
+        recent = env[-3:]
+        vals = [self.pick(recent if self.chance(0.7) else env).name for _ in range(self.n_returns)]
+        return "return (" + ", ".join(vals + ["sink"]) + ")"
+
+    # -- the program ---------------------------------------------------------
+    def generate(self) -> Program:
+        rng = self.rng
+        self.kind = "module" if self.chance(0.3) else "function"
+        # Mixed lower-precision dtypes across nested scopes: only without
+        # leaves that require grad (eager's stale cast cache, see runner).
+        self.mixed = self.kind == "function" and self.chance(0.35)
+        self.lower = self.pick(["bf16", "fp16"])
+        grad = (not self.mixed) and self.chance(0.6)
+        n_tensors = rng.randint(1, 3)
+        if self.chance(0.55):
+            dtypes = ["f32"] * n_tensors
+        elif self.chance(0.5):
+            dtypes = [self.pick(["bf16", "fp16", "f64"])] * n_tensors
+        else:
+            dtypes = [self.pick(["f32", "f32", "bf16", "fp16", "f64", "i64"]) for _ in range(n_tensors)]
+        tensors = [(f"x{i}", d) for i, d in enumerate(dtypes)]
+        for _, d in tensors:
+            self.features.add(f"input:{d}")
+        extras = []
+        for name, kind, p in (("flag", "flag", 0.7), ("dt", "dtype", 0.4), ("n", "int", 0.4),
+                              ("dev", "device", 0.15), ("bias", "optional", 0.25)):
+            if self.chance(p):
+                extras.append((name, kind))
+        # helpers and submodules see only their own parameters
+        self.extra_names, self.optionals = set(), []
+        self.n_returns = rng.randint(1, 3)
+
+        defs: list[Def] = []
+        self.callables: list[tuple[str, str, int]] = []
+        # helpers: plain (scripted recursively), @torch.jit.script, @torch.jit.ignore,
+        # @torch.autocast-decorated; fork targets
+        for _ in range(rng.randint(0, 2)):
+            defs.append(self.helper())
+        if self.chance(0.15):
+            name = self.name("ign")
+            self.features.add("helper:ignore")
+            body = [Line(f"r = {self.op_expr([Var('a', False), Var('b', False)])[0]}", defines="r")]
+            defs.append(Def(["@torch.jit.ignore", f"def {name}(a: Tensor, b: Tensor) -> Tensor:"], body,
+                            ["    return r"], name=name))
+            self.callables.append(("ignore", name, 2))
+
+        sub = self.submodule() if self.kind == "module" and self.chance(0.5) else None
+        self.extra_names = {n for n, _ in extras}
+        self.optionals = ["bias"] if "bias" in self.extra_names else []
+        env = [Var(n, False) for n, _ in tensors]
+        params = [f"{n}: Tensor" for n, _ in tensors]
+        types = {"flag": "bool", "dtype": "torch.dtype", "int": "int", "device": "str",
+                 "optional": "Optional[Tensor]"}
+        params += [f"{n}: {types[k]}" for n, k in extras]
+        ret_type = "Tuple[" + ", ".join(["Tensor"] * self.n_returns + ["List[Tensor]"]) + "]"
+
+        # Every value goes to `sink`, which the program returns: TorchScript
+        # deletes unused ops (dead code), eager runs them (and raises).
+        pre: list = [Line("sink: List[Tensor] = []", fixed=True)]
+        if self.chance(0.25):
+            self.features.add("Tensor?=local Optional")
+            self.optionals.append("ob")
+            pre.append(Line("ob: Optional[Tensor] = None", fixed=True))
+            cond = "flag" if "flag" in self.extra_names else "True"
+            pre.append(Block(f"if {cond}:", [Line(f"ob = {env[-1].name}[1]", fixed=True)]))
+
+        if self.kind == "module":
+            self.features.add("module")
+            init = ["        super().__init__()", "        self.lin = torch.nn.Linear(4, 4)",
+                    "        self.w = torch.nn.Parameter(torch.randn(4, 4))"]
+            if sub is not None:
+                defs.append(sub)
+                init.append(f"        self.sub = {sub.name}()")
+                self.callables.append(("submodule", "self.sub", 1))
+            self.callables.append(("nn.Linear", "self.lin", 1))
+            env.append(Var("self.w", False))
+            header = ["class Prog(torch.nn.Module):", "    def __init__(self):"] + init + [
+                "", f"    def forward(self, {', '.join(params)}) -> {ret_type}:"]
+            indent = 2
+        else:
+            header = [f"def prog({', '.join(params)}) -> {ret_type}:"]
+            indent = 1
+        body = pre + drop_returns_before_with(self.block(env, Ctx(), rng.randint(3, 8)))
+        tail = ["    " * indent + self.return_line(env)]
+        defs.append(Def(header, body, tail, indent=indent, name="prog"))
+
+        fork = any(k == "fork" for k, _, _ in self.callables)
+        ignore = any(k == "ignore" for k, _, _ in self.callables)
+        r = rng.random()
+        if r < 0.35:
+            outer = None
+        elif r < 0.8:
+            outer = ("cpu", self.pick(["bfloat16", "float16"]) if self.mixed else
+                     {"bf16": "bfloat16", "fp16": "float16"}[self.lower], True)
+        elif r < 0.9:
+            outer = ("cpu", "bfloat16", False)
+        else:
+            outer = "no_grad"
+        harness = {
+            "KIND": self.kind,
+            "GRAD": grad,
+            "OUTER": outer,
+            "SAVE": self.kind == "module" and not ignore and self.rng.random() < self.save_share,
+            # forks run with jitamp enabled at run time (the known fork-subgraph
+            # deviation under PyTorch's built-in JIT autocast, see runner)
+            "RUNTIME_JITAMP": fork or self.chance(0.5),
+            "ALTERNATE": self.chance(0.6),
+            "input_seed": rng.randrange(1 << 20),
+            "tensors": tensors,
+            "extras": extras,
+            "dtype_arg": LOWER[self.lower] if not self.mixed else LOWER[self.pick(["bf16", "fp16"])],
+            "device_arg": "cpu" if self.chance(0.7) else "cuda",
+        }
+        self.features.add("grad" if grad else "no grad")
+        self.features.add(f"outer:{outer}")
+        return Program(self.seed, self.index, defs, harness, self.features)
+
+    def helper(self) -> Def:
+        name = self.name("h")
+        env = [Var("a", False), Var("b", False)]
+        ctx = Ctx(top=False, main=False)
+        r = self.rng.random()
+        header = [f"def {name}(a: Tensor, b: Tensor, sink: List[Tensor]) -> Tensor:"]
+        kind = "function"
+        if r < 0.25:
+            # Scripted even when eager calls it (its dead code goes on both
+            # sides), and a Python list passed in is a copy: no sink.
+            header = ["@torch.jit.script", f"def {name}(a: Tensor, b: Tensor) -> Tensor:"]
+            kind = "jit.script callee"
+            self.use_sink = False
+        elif r < 0.35 and not self.mixed:
+            header.insert(0, f"@torch.autocast('cpu', dtype={LOWER[self.lower]})")
+            kind = "autocast-decorated"
+            ctx = Ctx(scopes=1, top=False, main=False)
+        self.features.add(f"helper:{kind}")
+        body = self.block(env, ctx, self.rng.randint(1, 4))
+        self.use_sink = True
+        if kind != "jit.script callee":
+            self.sink_helpers.add(name)
+        ret = self.pick(env).name
+        self.callables.append((kind, name, 2))
+        if self.chance(0.35):
+            self.callables.append(("fork", name, 2))
+        return Def(header, body, [f"    return {ret}"], name=name)
+
+    def submodule(self) -> Def:
+        name = self.name("Sub")
+        self.features.add("submodule")
+        env = [Var("a", False), Var("self.w", False)]
+        saved = self.callables
+        self.callables = []
+        body = self.block(env, Ctx(top=False, main=False), self.rng.randint(1, 3))
+        self.callables = saved
+        ret = self.pick(env).name
+        header = [f"class {name}(torch.nn.Module):", "    def __init__(self):", "        super().__init__()",
+                  "        self.w = torch.nn.Parameter(torch.randn(4, 4))", "",
+                  "    def forward(self, a: Tensor, sink: List[Tensor]) -> Tensor:"]
+        return Def(header, body, [f"        return {ret}"], indent=2, name=name)
+
+
+def _has_with(node) -> bool:
+    if isinstance(node, Block):
+        return node.header.startswith("with ") or any(
+            _has_with(n) for n in node.body + (node.orelse or []))
+    return False
+
+
+def _is_early_return(node) -> bool:
+    return isinstance(node, Block) and len(node.body) == 1 and isinstance(node.body[0], Line) \
+        and node.body[0].text.startswith("return ")
+
+
+def _is_loop_exit(node) -> bool:
+    return isinstance(node, Block) and len(node.body) == 1 and isinstance(node.body[0], Line) \
+        and node.body[0].text in ("break", "continue")
+
+
+def drop_loop_exits(nodes: list) -> list:
+    """TorchScript's front end fails the same way on a break/continue in a
+    loop whose body has a `with` block after it: a loop body with a `with`
+    keeps no break/continue of its own (nested loops keep theirs)."""
+    out = []
+    for node in nodes:
+        if _is_loop_exit(node):
+            continue
+        if isinstance(node, Block) and not node.header.startswith(("for ", "while ")):
+            node.body = drop_loop_exits(node.body)
+            if node.orelse is not None:
+                node.orelse = drop_loop_exits(node.orelse)
+        out.append(node)
+    return out
+
+
+def drop_returns_before_with(nodes: list) -> list:
+    """TorchScript's front end fails (internal assert in ir.cpp, with or
+    without jitamp) on an early return followed by any `with` block: keep
+    only the early returns after the last `with`."""
+    out = []
+    for i, node in enumerate(nodes):
+        if _is_early_return(node) and any(_has_with(n) for n in nodes[i + 1:]):
+            continue
+        out.append(node)
+    return out
+
+
+def generate(seed: int, index: int, save_share: float = 0.3) -> Program:
+    """The program of (seed, index); `save_share`: the share of module
+    programs (without `@torch.jit.ignore` calls) also compared after
+    torch.jit.save/load."""
+    return Generator(seed, index, save_share).generate()

@@ -1,0 +1,171 @@
+"""The differential fuzzer (jitamp.fuzz) in CI: a fixed-seed batch of
+generated programs, each scripted with jitamp and compared with eager by the
+oracle's rules; and tests of the generator and shrinker themselves.
+
+A failing program is shrunk and written as a reproducer (to $JITAMP_FUZZ_OUT
+if set, else the test's tmp_path); the failure shows its path and the shrunk
+program. Long runs: `python -m jitamp.fuzz --count 10000 --jobs 2 --out DIR`.
+"""
+import ast
+import os
+import tempfile
+
+import pytest
+import torch
+
+from jitamp.fuzz import generator
+from jitamp.fuzz.generator import Line, generate
+from jitamp.fuzz.runner import Result, repro_source, run_source
+from jitamp.fuzz.shrink import shrink, shrink_failure
+
+CI_SEED = 20261123
+CI_COUNT = 240
+CHUNK = 40
+
+
+@pytest.fixture(scope="module")
+def workdir():
+    with tempfile.TemporaryDirectory(prefix="jitamp_fuzz_") as d:
+        yield d
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _report(index: int, result: Result, workdir: str, out: str) -> str:
+    program = generate(CI_SEED, index)
+    if result.kind != "reject":
+        program, _ = shrink_failure(program, result.kind, workdir, budget_s=60)
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, f"repro_{CI_SEED}_{index}.py")
+    with open(path, "w") as f:
+        f.write(repro_source(program.render()))
+    return (f"program {CI_SEED}/{index}: {result.kind}\n{result.message[:2000]}\n"
+            f"reproducer: {path}\nshrunk program:\n{program.render()}")
+
+
+@pytest.mark.parametrize("start", range(0, CI_COUNT, CHUNK), ids=lambda s: f"{s}-{s + CHUNK - 1}")
+def test_fuzz_batch(start, workdir, tmp_path):
+    out = os.environ.get("JITAMP_FUZZ_OUT") or str(tmp_path)
+    for index in range(start, start + CHUNK):
+        result = run_source(generate(CI_SEED, index).render(), workdir)
+        # "reject" is a generator bug (the program does not script even
+        # without jitamp): it fails the batch too.
+        if result.kind != "ok" and not result.kind.startswith("known:"):
+            pytest.fail(_report(index, result, workdir, out), pytrace=False)
+
+
+# --- the generator ---------------------------------------------------------
+
+def test_generation_is_deterministic():
+    for index in (0, 7, 123):
+        assert generate(5, index).render() == generate(5, index).render()
+    assert generate(5, 1).render() != generate(5, 2).render()
+
+
+def test_generated_source_parses_and_has_a_harness():
+    for index in range(50):
+        tree = ast.parse(generate(3, index).render())
+        names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        assert {"make_args", "build"} <= names
+        assert "prog" in names or "Prog" in names
+
+
+def test_op_templates_name_their_effective_cpu_policy():
+    """Every template's policy is the installed torch's effective CPU policy
+    of its op (so the generator covers every policy kind it claims)."""
+    from jitamp.passes.policy import policy_table
+    effective = {row.op: row.effective_cpu for row in policy_table()}
+    for op in generator.OPS + generator.INPLACE:
+        assert effective.get(op.name, "none") == op.policy, op
+    kinds = {op.policy for op in generator.OPS}
+    assert {"lower_precision_fp", "fp32", "promote", "none"} <= kinds
+
+
+def test_generator_covers_its_features():
+    features = set()
+    for index in range(300):
+        features |= generate(11, index).features
+    for wanted in ("module", "grad", "no grad", "control:if", "control:for", "control:while",
+                   "control:break/continue", "control:early return", "autocast:as name",
+                   "autocast:re-entry", "autocast:prebuilt object", "autocast:conditional object",
+                   "call:fork", "call:ignore", "call:jit.script callee", "call:submodule",
+                   "helper:autocast-decorated", "dtype=argument", "dtype=computed", "enabled=argument",
+                   "enabled=computed", "cache_enabled", "device=cuda", "spelling=torch.cpu.amp.autocast",
+                   "spelling=torch.cuda.amp.autocast", "spelling=torch.amp.autocast",
+                   "Tensor?=optional variable", "input:bf16", "input:fp16", "input:f64", "input:i64",
+                   "op:aten::mm.out", "op:aten::add_"):
+        assert wanted in features, wanted
+
+
+# --- the runner and the shrinker ----------------------------------------------
+
+def _function_program(seed: int, planted: str):
+    """The first generated function program, with `planted` (a statement,
+    4-space indented continuation lines) as the entry's second statement."""
+    for index in range(50):
+        program = generate(seed, index)
+        if program.harness["KIND"] == "function":
+            prog = next(d for d in program.defs if d.name == "prog")
+            prog.body.insert(1, Line(planted, fixed=True))
+            return program
+    raise AssertionError("no function program")
+
+
+SCRIPTED_ONLY = "if torch.jit.is_scripting():\n        sink.append(x0.double())"
+
+
+def test_runner_reports_a_planted_difference(workdir):
+    """A program whose scripted side differs from eager (torch.jit.is_scripting
+    is True only in TorchScript) must be reported, with its kind."""
+    program = _function_program(CI_SEED, SCRIPTED_ONLY)
+    result = run_source(program.render(), workdir)
+    assert result.kind.startswith("mismatch:"), result
+
+
+def test_runner_reports_a_generator_reject(workdir):
+    program = _function_program(CI_SEED, "q = undefined_name")
+    assert run_source(program.render(), workdir).kind == "reject"
+
+
+def test_shrinker_with_a_planted_failure():
+    """The 'failure' is a marker op in the program: the shrinker must keep it
+    and remove nearly everything else."""
+    program = None
+    for index in range(100):
+        p = generate(9, index)
+        if "torch.cdist(" in p.render() and len(p.render().splitlines()) > 60:
+            program = p
+            break
+    assert program is not None
+
+    def still_fails(cand):
+        src = cand.render()
+        return "torch.cdist(" in src and compile(src, "<cand>", "exec") is not None
+
+    small, tries = shrink(program, still_fails, budget_s=60)
+    assert tries > 0
+    assert still_fails(small)
+    before = len(program.render().splitlines())
+    after = len(small.render().splitlines())
+    assert after < before
+    # only the marker's statement (and the scaffolding) is left in the bodies
+    statements = [n for d in small.defs for n in d.body
+                  if not (isinstance(n, Line) and n.text.startswith("sink: List"))]
+    assert len(statements) <= 2, small.render()
+
+
+def test_shrinker_keeps_a_real_failure_kind(workdir):
+    """Shrinking a planted scripted-only difference keeps it a mismatch."""
+    program = _function_program(CI_SEED + 1, SCRIPTED_ONLY)
+    kind = run_source(program.render(), workdir).kind
+    assert kind.startswith("mismatch:")
+    small, _ = shrink_failure(program, kind, workdir, budget_s=60)
+    assert run_source(small.render(), workdir).kind == kind
+    assert len(small.render()) < len(program.render())
+    assert "is_scripting" in small.render()
