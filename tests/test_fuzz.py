@@ -106,11 +106,19 @@ def test_generator_covers_its_features():
 # --- the runner and the shrinker ----------------------------------------------
 
 def _function_program(seed: int, planted: str):
-    """The first generated function program, with `planted` (a statement,
-    4-space indented continuation lines) as the entry's second statement."""
-    for index in range(50):
-        program = generate(seed, index)
-        if program.harness["KIND"] == "function":
+    """The first generated function program that runs in eager (an error
+    would hide the planted statement) without early exits (which could
+    skip it), with `planted` (a statement, 4-space indented continuation
+    lines) as the entry's second statement."""
+    with tempfile.TemporaryDirectory() as workdir:
+        for index in range(50):
+            program = generate(seed, index)
+            if (program.harness["KIND"] != "function" or program.harness["GRAD"]  # a backward error too
+                    or "control:exits around scopes" in program.features):
+                continue
+            result = run_source(program.render(), workdir)
+            if result.kind != "ok" or result.eager_raised:
+                continue
             prog = next(d for d in program.defs if d.name == "prog")
             prog.body.insert(1, Line(planted, fixed=True))
             return program

@@ -83,6 +83,10 @@ struct TaskTicket : torch::CustomClassHolder {
       at::autocast::get_autocast_dtype(c10::DeviceType::CUDA);
   bool cache_enabled = at::autocast::is_autocast_cache_enabled();
   bool in_scope = scopeOpen();
+  // The calling thread's graph executor optimization flag, which
+  // jitamp::autocast_task_state turns off for the fork and
+  // jitamp::autocast_task_started restores (task_ops.cpp).
+  bool executor_optimize = true;
 
   TaskTicket() {
     if (in_scope) {

@@ -33,6 +33,7 @@ void carryInto(Graph& graph, Node* fork) {
                 ->setDebugName(loadHint("autocast_state"));
   }
   fork->addInput(state);
+  graph.create(ops::kTaskStarted, {state}, 0)->insertAfter(fork);
 
   Value* param = task.addInput("caller_autocast_state")
                      ->setType(jitampClass("TaskTicket"));

@@ -16,13 +16,16 @@ namespace jitamp {
 // 2.5 on the autocast dtypes, but never the cache flag or the nesting
 // depth). For each prim::fork this pass adds
 //   %ticket = jitamp::autocast_task_state()          -- before the fork
+//   jitamp::autocast_task_started(%ticket)            -- after the fork
 //   %guard = jitamp::autocast_task_enter(%ticket)     -- first in the task
 //   jitamp::autocast_task_exit(%guard)                -- last in the task
 // (task_ops.cpp) with %ticket passed to the task as one more input, so the
 // task sees the caller's dtypes, cache flag and scope depth on every torch,
 // and shares the caller's cast cache as eager's inline fork does (the
 // ticket keeps the caller's outermost exit from clearing it while the task
-// runs: TaskTicket, autocast_guard.h).
+// runs: TaskTicket, autocast_guard.h). Between the first two the task's
+// plan is made without TorchScript's graph optimizations, as the simple
+// executor makes the plans of the functions jitamp rewrites (task_ops.cpp).
 // prim::awaitable is left alone: eager and TorchScript both run it at its
 // wait, on the waiting thread. Idempotent. Returns whether it changed the
 // graph. Does not enter fork subgraphs (see RewriteAutocast).

@@ -17,6 +17,8 @@
 // Registered in library.cpp.
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <c10/core/InferenceMode.h>
+#include <torch/csrc/autograd/function.h>
 #include <torch/library.h>
 
 #include "cast_ops.h"
@@ -86,6 +88,44 @@ bool eagerHandsNoGradCastsToGradUses() {
     return !with_grad.requires_grad();
   }();
   return hands;
+}
+
+// See eagerCastsLastArgumentFirst (cast_ops.h).
+bool probeEagerCastOrder() {
+  const bool was_enabled = at::autocast::is_autocast_enabled(DeviceType::CPU);
+  const at::ScalarType was_dtype =
+      at::autocast::get_autocast_dtype(DeviceType::CPU);
+  const bool cache_was_enabled = at::autocast::is_autocast_cache_enabled();
+  at::autocast::set_autocast_enabled(DeviceType::CPU, true);
+  at::autocast::set_autocast_dtype(DeviceType::CPU, at::kBFloat16);
+  at::autocast::set_autocast_cache_enabled(false);
+  Tensor out;
+  {
+    c10::InferenceMode not_inference(false);
+    at::AutoGradMode grad(true);
+    const Tensor a = at::ones({1, 1}, at::kFloat).set_requires_grad(true);
+    const Tensor b = at::ones({1, 1}, at::kFloat).set_requires_grad(true);
+    out = at::mm(a, b);
+  }
+  at::autocast::set_autocast_enabled(DeviceType::CPU, was_enabled);
+  at::autocast::set_autocast_dtype(DeviceType::CPU, was_dtype);
+  at::autocast::set_autocast_cache_enabled(cache_was_enabled);
+  // Where the probe saw no casts (autocast dispatch excluded around it),
+  // the answer of GCC, which builds torch's Linux wheels.
+  const auto& mm = out.grad_fn();
+  const auto cast = [&](size_t i) -> const torch::autograd::Node* {
+    if (mm == nullptr || mm->num_outputs() <= i) {
+      return nullptr;
+    }
+    const auto& fn = mm->next_edge(i).function;
+    return fn != nullptr && fn->name().rfind("ToCopyBackward", 0) == 0
+        ? fn.get()
+        : nullptr;
+  };
+  if (cast(0) == nullptr || cast(1) == nullptr) {
+    return true;
+  }
+  return cast(0)->sequence_nr() > cast(1)->sequence_nr();
 }
 
 // Eager's cached_cast: its eligibility rule (floating, not float64, on this
@@ -216,7 +256,13 @@ Tensor toFp32IfNoDtype(
 // float16 mixed with bfloat16).
 namespace {
 
-std::vector<Tensor> promote(at::TensorList tensors, c10::string_view devices) {
+// `arguments`: the tensors are an op's separate arguments (cast in eager's
+// argument order, eagerCastsLastArgumentFirst), not one list (cast first
+// to last, as eager's cached_cast on a list does).
+std::vector<Tensor> promote(
+    at::TensorList tensors,
+    c10::string_view devices,
+    bool arguments) {
   std::vector<Tensor> out(tensors.begin(), tensors.end());
   const Tensor* first = nullptr;
   for (const auto& t : tensors) {
@@ -239,7 +285,9 @@ std::vector<Tensor> promote(at::TensorList tensors, c10::string_view devices) {
       to_type = at::autocast::prioritize(to_type, t, device_type);
     }
   }
-  for (auto& t : out) {
+  const bool last_first = arguments && eagerCastsLastArgumentFirst();
+  for (size_t k = 0; k < out.size(); ++k) {
+    Tensor& t = out[last_first ? out.size() - 1 - k : k];
     if (t.defined()) {
       t = eagerCast(to_type, t, device_type);
     }
@@ -254,7 +302,7 @@ std::tuple<Tensor, Tensor> promote2(
     const Tensor& b,
     c10::string_view devices,
     Region) {
-  auto out = promote({a, b}, devices);
+  auto out = promote({a, b}, devices, /*arguments=*/true);
   return {out[0], out[1]};
 }
 
@@ -264,7 +312,7 @@ std::tuple<Tensor, Tensor, Tensor> promote3(
     const Tensor& c,
     c10::string_view devices,
     Region) {
-  auto out = promote({a, b, c}, devices);
+  auto out = promote({a, b, c}, devices, /*arguments=*/true);
   return {out[0], out[1], out[2]};
 }
 
@@ -275,7 +323,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> promote4(
     const Tensor& d,
     c10::string_view devices,
     Region) {
-  auto out = promote({a, b, c, d}, devices);
+  auto out = promote({a, b, c, d}, devices, /*arguments=*/true);
   return {out[0], out[1], out[2], out[3]};
 }
 
@@ -283,7 +331,12 @@ std::vector<Tensor> promoteList(
     at::TensorList tensors,
     c10::string_view devices,
     Region) {
-  return promote(tensors, devices);
+  return promote(tensors, devices, /*arguments=*/false);
+}
+
+bool eagerCastsLastArgumentFirst() {
+  static const bool last_first = probeEagerCastOrder();
+  return last_first;
 }
 
 } // namespace jitamp

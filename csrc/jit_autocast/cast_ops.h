@@ -13,6 +13,16 @@ namespace jitamp {
 // The region token (see library.cpp); the kernels ignore it.
 using Region = int64_t;
 
+// Whether eager's autocast kernels cast an op's tensor arguments last
+// first. They cast them in a C++ parameter-pack expansion inside a call,
+// whose order is the compiler's (right to left with GCC). The order decides
+// the autograd sequence numbers of the casts, and so the order in which
+// backward sums the gradients of a value an op takes twice: low-precision
+// gradients differ in their last bits when it differs. Asked once, of
+// eager's CPU mm. The pass inserts an op's casts in this order, and the
+// promote kernels cast in it.
+bool eagerCastsLastArgumentFirst();
+
 at::Tensor toFp16(const at::Tensor& self, c10::string_view devices, Region region);
 std::optional<at::Tensor> toFp16Optional(
     const std::optional<at::Tensor>& self,

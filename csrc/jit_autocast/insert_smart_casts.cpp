@@ -1,11 +1,13 @@
 #include "insert_smart_casts.h"
 
+#include "cast_ops.h"
 #include "jitamp_ir.h"
 #include "open_scopes.h"
 #include "policy_table.h"
 
 #include <torch/csrc/jit/jit_log.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -108,9 +110,13 @@ class CastInserter {
         const Symbol kind = policy == CastPolicy::LowerPrecisionFp
             ? ops::kToFp16
             : ops::kToFp32;
-        for (size_t i = 0;
-             i < node->inputs().size() && i < schema.arguments().size();
-             ++i) {
+        // In eager's order (eagerCastsLastArgumentFirst, cast_ops.h): each
+        // cast goes in just before the op.
+        const size_t n =
+            std::min(node->inputs().size(), schema.arguments().size());
+        const bool last_first = eagerCastsLastArgumentFirst();
+        for (size_t k = 0; k < n; ++k) {
+          const size_t i = last_first ? n - 1 - k : k;
           castInput(node, i, schema.arguments()[i].type(), kind, devices);
         }
         return;

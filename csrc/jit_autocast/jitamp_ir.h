@@ -28,6 +28,8 @@ inline const c10::Symbol kPromote =
 inline const c10::Symbol kWait = c10::Symbol::fromQualString("jitamp::wait");
 inline const c10::Symbol kTaskState =
     c10::Symbol::fromQualString("jitamp::autocast_task_state");
+inline const c10::Symbol kTaskStarted =
+    c10::Symbol::fromQualString("jitamp::autocast_task_started");
 inline const c10::Symbol kTaskEnter =
     c10::Symbol::fromQualString("jitamp::autocast_task_enter");
 inline const c10::Symbol kTaskExit =

@@ -54,6 +54,7 @@ TORCH_LIBRARY(jitamp, m) {
       "autocast_exit(__torch__.torch.classes.jitamp.AutocastGuard guard) -> ()",
       "autocast_cache_enabled(bool? cache_enabled) -> bool",
       "autocast_task_state() -> __torch__.torch.classes.jitamp.TaskTicket",
+      "autocast_task_started(__torch__.torch.classes.jitamp.TaskTicket ticket) -> ()",
       "autocast_task_enter(__torch__.torch.classes.jitamp.TaskTicket ticket) -> __torch__.torch.classes.jitamp.TaskAutocastGuard",
       "autocast_task_exit(__torch__.torch.classes.jitamp.TaskAutocastGuard guard) -> ()",
       "prepare_loaded(Any loader, bool simple_executor) -> ()",
@@ -89,6 +90,7 @@ TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
   m.impl("autocast_cache_enabled", TORCH_FN(autocastCacheEnabled));
   m.impl("wait", torch::CppFunction::makeFromBoxedFunction<&waitOnThisThread>());
   m.impl("autocast_task_state", TORCH_FN(autocastTaskState));
+  m.impl("autocast_task_started", TORCH_FN(autocastTaskStarted));
   m.impl("autocast_task_enter", TORCH_FN(autocastTaskEnter));
   m.impl("autocast_task_exit", TORCH_FN(autocastTaskExit));
   m.impl("prepare_loaded", TORCH_FN(prepareLoaded));

@@ -11,6 +11,7 @@ namespace jitamp {
 
 void waitOnThisThread(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 c10::intrusive_ptr<TaskTicket> autocastTaskState();
+void autocastTaskStarted(const c10::intrusive_ptr<TaskTicket>& ticket);
 c10::intrusive_ptr<TaskAutocastGuard> autocastTaskEnter(
     const c10::intrusive_ptr<TaskTicket>& ticket);
 void autocastTaskExit(const c10::intrusive_ptr<TaskAutocastGuard>& guard);

@@ -39,15 +39,19 @@ Known deviations (docs/design.md, the xfails) are avoided by the generator:
   views or aliases);
 - the fork subgraph under PyTorch's built-in JIT autocast: programs that
   fork run with jitamp enabled at run time;
-- early return/break/continue out of a `with` block, and an early return
-  followed by any `with` (TorchScript's front end fails on both, with or
-  without jitamp): not generated.
+- early return/break/continue out of a `with` block or before one
+  (TorchScript's front end fails on both; jitamp lowers autocast blocks
+  there): generated in 40% of programs ("exits around scopes"), which then
+  use only autocast objects jitamp can name (no conditionally chosen
+  object; no `as` name where eager binds it to None).
 TorchScript's own differences are recognized by the runner: dead code
 (every value goes to a returned `sink` list), errors of `@torch.jit.script`
 callees called eagerly and of `@torch.jit.ignore` functions (unwrapped),
 autograd node names in in-place errors (MulBackward0/1), gradient summation
-order of forked tasks (tolerance), `@torch.autocast` decorators (jitamp-only
-syntax). Known jitamp findings are reported as "known:finding-N".
+order of forked tasks (compared with a tolerance, and beyond it reported
+as "known:fork-grad-order" where a direct call instead of fork/wait gives
+eager's gradients: plain TorchScript gives the same), `@torch.autocast`
+decorators (jitamp-only syntax).
 
 Not covered yet: CUDA tensors (no GPU here: cuda scopes are generated but
 disabled), shapes other than [4, 4] and broadcasting between shapes,

@@ -20,6 +20,8 @@ import random
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from .._library import EAGER_ENTER_RETURNS_NONE
+
 # --------------------------------------------------------------------------
 # Op templates. `policy` is the op's effective CPU policy in the installed
 # torch's table ("none": no CPU row; the CUDA policy, if any, is in `cuda`),
@@ -437,11 +439,11 @@ class Generator:
                 nodes.append(self.if_block(env, ctx))
             elif r < 0.82 and ctx.loops < 2:
                 nodes.append(self.loop(env, ctx))
-            elif r < 0.86 and ctx.loops and not ctx.with_in_loop:
+            elif r < 0.86 and ctx.loops and (self.scope_exits or not ctx.with_in_loop):
                 self.features.add(f"control:break/continue")
                 cond = self.cond(env)
                 nodes.append(Block(f"if {cond}:", [Line(self.pick(["break", "continue"]), fixed=True)]))
-            elif r < 0.89 and ctx.main and ctx.top and ctx.scopes == 0:
+            elif r < 0.89 and ctx.main and (self.scope_exits or (ctx.top and ctx.scopes == 0)):
                 self.features.add("control:early return")
                 nodes.append(Block(f"if {self.cond(env)}:", [Line(self.return_line(env), fixed=True)]))
             elif r < 0.95 and self.callables:
@@ -489,7 +491,7 @@ class Generator:
         else:
             expr = self.autocast_expr(env)
             r = self.rng.random()
-            if r < 0.15:
+            if r < 0.15 and not (self.scope_exits and EAGER_ENTER_RETURNS_NONE):
                 self.features.add("autocast:as name")
                 ac = self.name("ac")
                 header = f"with {expr} as {ac}:"
@@ -500,7 +502,8 @@ class Generator:
                 nodes.append(Line(f"{ac} = {expr}", fixed=True))
                 acs.append(ac)
                 header = f"with {ac}:"
-            elif r < 0.3 and "flag" in self.extra_names and not expr.startswith("torch.cpu.amp") \
+            elif r < 0.3 and not self.scope_exits and "flag" in self.extra_names \
+                    and not expr.startswith("torch.cpu.amp") \
                     and not expr.startswith("torch.cuda.amp"):
                 self.features.add("autocast:conditional object")
                 ac = self.name("ac")
@@ -528,7 +531,7 @@ class Generator:
     def loop(self, env, ctx: Ctx) -> Block:
         inner = Ctx(ctx.scopes, ctx.loops + 1, False, False, ctx.depth + 1, ctx.main)
         body = self.block(list(env), inner, self.rng.randint(1, 3))
-        if any(_has_with(n) for n in body):
+        if not self.scope_exits and any(_has_with(n) for n in body):
             body = drop_loop_exits(body)
         if self.chance(0.6):
             self.features.add("control:for")
@@ -572,6 +575,13 @@ class Generator:
         # leaves that require grad (eager's stale cast cache, see runner).
         self.mixed = self.kind == "function" and self.chance(0.35)
         self.lower = self.pick(["bf16", "fp16"])
+        # Early return / break / continue anywhere around autocast scopes,
+        # which jitamp lowers (jitamp/_early_exits.py) where every scope's
+        # object is one it can name: no conditionally chosen objects then,
+        # nor `as` names where eager binds them to None (torch < 2.5).
+        self.scope_exits = self.chance(0.4)
+        if self.scope_exits:
+            self.features.add("control:exits around scopes")
         grad = (not self.mixed) and self.chance(0.6)
         n_tensors = rng.randint(1, 3)
         if self.chance(0.55):
@@ -642,7 +652,8 @@ class Generator:
         else:
             header = [f"def prog({', '.join(params)}) -> {ret_type}:"]
             indent = 1
-        body = pre + drop_returns_before_with(self.block(env, Ctx(), rng.randint(3, 8)))
+        body = self.block(env, Ctx(), rng.randint(3, 8))
+        body = pre + (body if self.scope_exits else drop_returns_before_with(body))
         tail = ["    " * indent + self.return_line(env)]
         defs.append(Def(header, body, tail, indent=indent, name="prog"))
 
