@@ -10,11 +10,19 @@ shrunk reproducer in fuzz_findings/ must compare equal to eager ("ok").
    backward summed the gradients of a value an op takes twice in another
    order (low-precision rounding). Fixed: the pass inserts casts in eager's
    order, probed once (eagerCastsLastArgumentFirst, cast_ops.h).
+3. A function decorated with @torch.autocast(...) was scripted as if its
+   body were in a `with torch.autocast(...)` made at each call, so a dtype
+   or cache flag the decorator leaves out came from the caller; eager's
+   decorator object resolves them when it decorates. Fixed: the `with` gets
+   the object's dtype and cache flag (jitamp/_decorators.py).
 
-And one difference that is TorchScript's, not jitamp's: a forked task runs
-on another thread, whose autograd nodes get that thread's sequence numbers,
-so backward sums gradient contributions in another order; plain TorchScript
-gives the same gradients. The runner reports it as "known:fork-grad-order".
+And two differences that are TorchScript's, not jitamp's, both of forks:
+a forked task runs on another thread, whose autograd nodes get that
+thread's sequence numbers, so backward sums gradient contributions in
+another order (plain TorchScript gives the same gradients; the runner
+reports "known:fork-grad-order"); and an op's error in a forked task comes
+back from torch.jit.wait as a RuntimeError, eager's class lost
+("known:fork-error-class").
 """
 import importlib.util
 import os
@@ -43,6 +51,7 @@ def _run(name: str):
     "finding1_fork_addmm_value.py",
     "finding2_cast_order_grad.py",
     "finding2_cast_order_grad_module.py",
+    "finding3_decorator_cache_flag.py",
 ])
 def test_finding_fixed(name):
     result = _run(name)
@@ -69,3 +78,22 @@ def test_fork_gradient_order_is_torchscripts():
     with jitamp.enable():
         assert torch.equal(grads(with_jitamp), grads(plain))
     assert not torch.equal(grads(program.prog), grads(plain))
+
+
+def test_fork_error_class_is_torchscripts():
+    """finding4_fork_error_class.py: NotImplementedError in eager, a
+    RuntimeError with its message through TorchScript's fork."""
+    assert _run("finding4_fork_error_class.py").kind == "known:fork-error-class"
+
+    def forked(a: torch.Tensor) -> torch.Tensor:
+        return torch.cdist(a, a)
+
+    def forks(a: torch.Tensor) -> torch.Tensor:
+        return torch.jit.wait(torch.jit.fork(forked, a))
+
+    plain = oracle.script_without_jitamp(forks)
+    with pytest.raises(NotImplementedError):
+        forks(torch.ones(2, 2, dtype=torch.bfloat16))
+    with pytest.raises(RuntimeError) as raised:
+        plain(torch.ones(2, 2, dtype=torch.bfloat16))
+    assert type(raised.value) is RuntimeError

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import sys
 import textwrap
 from typing import Any, Callable
 
@@ -67,13 +68,63 @@ def _scope_of(fn: Any) -> dict[str, Any]:
     return scope
 
 
-def _wrap_body(fn_def: ast.FunctionDef, scope: dict[str, Any]) -> bool:
-    """Autocast decorators of fn_def to `with` statements around its body."""
+def _decorating_instances(fn: Any) -> list[Any]:
+    """The autocast objects of fn's autocast decorators, outermost first, as
+    eager built them when it decorated fn; [] where they cannot be found."""
+    original = inspect.unwrap(fn)
+    top = fn if fn is not original else None
+    if top is None:
+        owner: Any = sys.modules.get(getattr(original, "__module__", None) or "")
+        for part in getattr(original, "__qualname__", "").split(".")[:-1]:
+            owner = getattr(owner, part, None) if part != "<locals>" else None
+        candidate = inspect.getattr_static(owner, original.__name__, None) if owner is not None else None
+        if candidate is not None and candidate is not original and inspect.unwrap(candidate) is original:
+            top = candidate
+    instances = []
+    layer = top
+    while layer is not None and layer is not original:
+        code = getattr(layer, "__code__", None)
+        if code is not None and "autocast_instance" in code.co_freevars:
+            cell = layer.__closure__[code.co_freevars.index("autocast_instance")]
+            instances.append(cell.cell_contents)
+        layer = getattr(layer, "__wrapped__", None)
+    return instances
+
+
+def _as_built(decorator: ast.Call, instance: Any, scope: dict[str, Any]) -> None:
+    """Eager builds a decorator's autocast object once, when it decorates:
+    its dtype (when not given) and cache flag (when not given) are those of
+    that moment. The `with` block that stands for it gets them as
+    arguments (the dtype where `torch` names the torch module in the
+    function's scope)."""
+    given = {keyword.arg for keyword in decorator.keywords}
+    positional = len(decorator.args)
+    # torch.autocast(device_type, dtype, enabled, cache_enabled);
+    # torch.cpu.amp.autocast / torch.cuda.amp.autocast(enabled, dtype, cache_enabled)
+    per_device = type(instance).__module__.startswith(("torch.cpu.amp", "torch.cuda.amp"))
+    if "cache_enabled" not in given and positional < (3 if per_device else 4):
+        decorator.keywords.append(ast.keyword(arg="cache_enabled", value=ast.Constant(bool(instance._cache_enabled))))
+    if ("dtype" not in given and positional < 2 and scope.get("torch") is torch
+            and isinstance(instance.fast_dtype, torch.dtype)):
+        name = str(instance.fast_dtype).split(".")[-1]
+        decorator.keywords.append(ast.keyword(
+            arg="dtype", value=ast.Attribute(value=ast.Name(id="torch", ctx=ast.Load()), attr=name, ctx=ast.Load())))
+    for node in ast.walk(decorator):
+        if getattr(node, "end_lineno", 0) is None or not hasattr(node, "lineno") and isinstance(node, (ast.expr, ast.keyword)):
+            ast.copy_location(node, decorator)
+
+
+def _wrap_body(fn_def: ast.FunctionDef, scope: dict[str, Any], instances: list[Any]) -> bool:
+    """Autocast decorators of fn_def to `with` statements around its body;
+    `instances`: their objects as eager built them, outermost first (or [])."""
     kept, scopes = [], []
     for decorator in fn_def.decorator_list:
         (scopes if _is_autocast_call(decorator, scope) else kept).append(decorator)
     if not scopes:
         return False
+    if len(instances) == len(scopes):
+        for decorator, instance in zip(scopes, instances):
+            _as_built(decorator, instance, scope)
     body = fn_def.body
     for decorator in reversed(scopes):  # the lowest decorator is innermost
         with_ = ast.With(items=[ast.withitem(context_expr=decorator, optional_vars=None)], body=body)
@@ -90,7 +141,7 @@ def _prepared(fn: Any, fn_def: ast.FunctionDef) -> None:
     decorators as `with` blocks, autocast blocks left early as scope ops."""
     scope = _scope_of(fn)
     if fn_def.decorator_list:
-        _wrap_body(fn_def, scope)
+        _wrap_body(fn_def, scope, _decorating_instances(fn))
     _early_exits.lower_early_exits(fn_def, lambda expr: _is_autocast_call(expr, scope))
 
 

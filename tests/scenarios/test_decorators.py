@@ -118,3 +118,25 @@ def test_disable_puts_torch_back():
     with jitamp.enable():
         assert torch.jit.script is not script and torch.jit.frontend.parse_def is not parse_def
     assert torch.jit.script is script and torch.jit.frontend.parse_def is parse_def
+
+
+# Eager builds a decorator's autocast object once, when it decorates: a
+# dtype or cache flag left out is the one current then (bfloat16 and True at
+# import), not the caller's when the function runs.
+@torch.autocast("cpu")
+def decorated_without_dtype(x: Tensor, y: Tensor):
+    return torch.addmm(x, x, y), torch.mm(x, x)
+
+
+def calls_it_with_cache_off(x: Tensor, y: Tensor, flag: bool):
+    with torch.autocast("cpu", dtype=torch.float16, enabled=flag, cache_enabled=flag):
+        return decorated_without_dtype(x, y)
+
+
+@pytest.mark.parametrize("outer", ["no_outer", "outer_fp16"])
+def test_decorator_dtype_and_cache_flag_are_those_of_decoration(outer):
+    check_against_eager(decorated_without_dtype, [X, Y], outer=OUTERS[outer], grad=outer == "no_outer")
+    # Call 2 turns the cache off around the decorated function: eager's
+    # object keeps its own flag (on), so x is cast once for its three uses.
+    check_against_eager(calls_it_with_cache_off, [X, Y, True], outer=OUTERS[outer],
+                        args_for_call=lambda i: [X, Y, i % 2 == 1], grad=outer == "no_outer")

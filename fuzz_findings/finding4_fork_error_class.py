@@ -1,0 +1,75 @@
+# jitamp fuzz program: seed 11, index 2009
+# Reproduce: python -m jitamp.fuzz --seed 11 --index 2009
+from typing import List, Optional, Tuple
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+
+def h1(a: Tensor, b: Tensor, sink: List[Tensor]) -> Tensor:
+    with torch.autocast('cpu', dtype=torch.float32, cache_enabled=True):
+        a = torch.cdist(b, b); sink.append(a)
+    v12 = a
+    return v12
+
+
+def prog(x0: Tensor, x1: Tensor, dt: torch.dtype) -> Tuple[Tensor, Tensor, List[Tensor]]:
+    sink: List[Tensor] = []
+    v41 = x0
+    with torch.autocast('cpu', dtype=torch.bfloat16):
+        v50 = F.linear(x0, x0); sink.append(v50)
+        fut55 = torch.jit.fork(h1, v41, v50, sink); v54 = torch.jit.wait(fut55); sink.append(v54)
+    return (x0, x0, sink)
+
+
+# --- harness (plain Python, never scripted) ---
+KIND = 'function'
+GRAD = False
+OUTER = None
+SAVE = False
+RUNTIME_JITAMP = True
+ALTERNATE = False
+
+
+def make_args(call: int) -> list:
+    g = torch.Generator().manual_seed(53796)
+    flag = call % 2 == 1 if ALTERNATE else True
+    x0 = torch.randn(4, 4, generator=g).to(torch.float32)
+    x1 = torch.randn(4, 4, generator=g).to(torch.float32)
+    dt = torch.bfloat16
+    return [x0, x1, dt]
+
+
+def build():
+    torch.manual_seed(53796)
+    return prog
+
+
+if __name__ == "__main__":
+    # Self-contained reproducer: prints eager against scripted (jitamp) for
+    # calls 1, 2, 3, then runs the fuzzer's comparison (tests' oracle rules).
+    import contextlib, os, sys, tempfile, warnings
+    warnings.simplefilter("ignore")
+    import jitamp
+    from jitamp.fuzz import runner
+    outer = runner.make_outer(OUTER)
+    with runner.jitamp_enabled(True):
+        scripted = torch.jit.script(build())
+    eager = build()
+    with runner.jitamp_enabled(RUNTIME_JITAMP):
+        for call in (1, 2, 3):
+            for side, fn in (("eager", eager), ("scripted", scripted)):
+                with (outer() if outer else contextlib.nullcontext()):
+                    try:
+                        out = fn(*make_args(call))
+                        outs = out if isinstance(out, tuple) else (out,)
+                        print(f"call {call} {side}:", [(o.dtype, o.flatten()[:4].tolist()) for o in outs])
+                    except Exception as exc:
+                        print(f"call {call} {side} raised {type(exc).__name__}: {str(exc)[-300:]}")
+    with open(__file__) as f:
+        source = f.read()
+    result = runner.run_source(source, tempfile.mkdtemp())
+    print("fuzz comparison:", result.kind)
+    print(result.message)
+    sys.exit(0 if result.kind == "ok" else 1)
