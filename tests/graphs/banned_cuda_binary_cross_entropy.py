@@ -22,8 +22,8 @@ def bce_functional(x, t):
 # DIRECT: [[CPU:%[^ ]+]] : str = prim::Constant[value="cpu"]()
 # DIRECT-NOT: cuda"
 # DIRECT: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
-# DIRECT-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CPU]], [[R]])
 # DIRECT-NEXT: [[T:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%t.1, [[CPU]], [[R]])
+# DIRECT-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CPU]], [[R]])
 # DIRECT-NEXT: %l.1 : Tensor = aten::binary_cross_entropy([[X]], [[T]],
 # DIRECT-NEXT: jitamp::autocast_exit([[G]])
 
@@ -38,9 +38,9 @@ def bce_functional(x, t):
 # FUNCTIONAL: [[CR:%[^ ]+]] : int = jitamp::autocast_caller_region()
 # FUNCTIONAL-NOT: cuda"
 # FUNCTIONAL-NOT: jitamp::autocast_exit
-# FUNCTIONAL: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CPU]], [[CR]])
+# FUNCTIONAL: [[W:%[^ ]+]] : Tensor? = jitamp::autocast_to_fp32(%weight, [[CPU]], [[CR]])
 # FUNCTIONAL-NEXT: [[T:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%t.1, [[CPU]], [[CR]])
-# FUNCTIONAL-NEXT: [[W:%[^ ]+]] : Tensor? = jitamp::autocast_to_fp32(%weight, [[CPU]], [[CR]])
+# FUNCTIONAL-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CPU]], [[CR]])
 # FUNCTIONAL-NEXT: aten::binary_cross_entropy([[X]], [[T]], [[W]],
 # FUNCTIONAL-NEXT: jitamp::autocast_exit([[G]])
 # FUNCTIONAL-NOT: cuda"

@@ -38,8 +38,8 @@ def caller(x, y):
 # The helper was rewritten on its own before --inline: its casts keep the
 # token of the helper's caller-region node, spliced in with its body.
 # INLINED-NEXT: [[CR:%[^ ]+]] : int = jitamp::autocast_caller_region()
-# INLINED-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[CR]])
 # INLINED-NEXT: [[Y:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[CR]])
+# INLINED-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[CR]])
 # INLINED-NEXT: [[MM:%[^ ]+]] : Tensor = aten::mm([[X]], [[Y]])
 # INLINED-NEXT: %z.1 : Tensor = aten::relu([[MM]])
 # INLINED-NEXT: %w.1 : Tensor = aten::add(%z.1, %x.1,

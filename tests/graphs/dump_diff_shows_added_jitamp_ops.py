@@ -22,8 +22,8 @@ def scoped(x, y):
 # CHECK-NEXT: +  {{%[^ ]+}} : bool = jitamp::autocast_cache_enabled(
 # CHECK-NEXT: +   = prim::SetAttr[name="_jitamp_cache_enabled"](
 # CHECK-NEXT: +  [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
-# CHECK-NEXT: +  [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CHECK-NEXT: +  [[Y:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R]])
+# CHECK-NEXT: +  [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CHECK-NEXT: +  %z.1 : Tensor = aten::mm([[X]], [[Y]])
 # CHECK-NEXT: +   = jitamp::autocast_exit([[G]])
 # CHECK-NOT: {{^}}+{{.*}}prim::Enter

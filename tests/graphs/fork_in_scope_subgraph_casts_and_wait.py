@@ -15,6 +15,8 @@ def forked(x, y):
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK-NEXT: [[S:%[^ ]+]] : __torch__.torch.classes.jitamp.TaskTicket = jitamp::autocast_task_state()
 # CHECK-NEXT: %fut.1 : Future[Tensor] = prim::fork_0(%x.1, %y.1, [[S]])
+# The fork's plan is made unoptimized; then the thread's flag is restored.
+# CHECK-NEXT: jitamp::autocast_task_started([[S]])
 # CHECK-NEXT: [[Z:%[^ ]+]] : Tensor = jitamp::wait(%fut.1)
 # CHECK-NEXT: jitamp::autocast_exit([[G]])
 # CHECK-NEXT: return ([[Z]])
@@ -25,8 +27,8 @@ def forked(x, y):
 # CHECK-DAG: [[CR:%[^ ]+]] : int = jitamp::autocast_caller_region()
 # CHECK-DAG: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # CHECK-DAG: [[TG:%[^ ]+]] : __torch__.torch.classes.jitamp.TaskAutocastGuard = jitamp::autocast_task_enter(%caller_autocast_state)
-# CHECK: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[CR]])
-# CHECK-NEXT: [[Y:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[CR]])
+# CHECK: [[Y:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[CR]])
+# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[CR]])
 # CHECK-NEXT: [[M:%[^ ]+]] : Tensor = aten::mm([[X]], [[Y]])
 # CHECK-NEXT: jitamp::autocast_task_exit([[TG]])
 # CHECK-NEXT: return ([[M]])

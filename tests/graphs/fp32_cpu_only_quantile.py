@@ -14,7 +14,7 @@ def quartiles(x, q):
 # CHECK: [[CPU:%[^ ]+]] : str = prim::Constant[value="cpu"]()
 # CHECK-NOT: cuda"
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
-# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CPU]], [[R]])
 # CHECK-NEXT: [[Q:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%q.1, [[CPU]], [[R]])
+# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CPU]], [[R]])
 # CHECK-NEXT: %r.1 : Tensor = aten::quantile([[X]], [[Q]],
 # CHECK-NEXT: jitamp::autocast_exit([[G]])

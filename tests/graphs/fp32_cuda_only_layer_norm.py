@@ -13,9 +13,9 @@ def normalize(x, w, b):
 # CHECK: [[CUDA:%[^ ]+]] : str = prim::Constant[value="cuda"]()
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK-NEXT: [[SHAPE:%[^ ]+]] : int[] = prim::ListConstruct(
-# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CUDA]], [[R]])
-# CHECK-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%w.1, [[CUDA]], [[R]])
 # CHECK-NEXT: [[B:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%b.1, [[CUDA]], [[R]])
+# CHECK-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%w.1, [[CUDA]], [[R]])
+# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CUDA]], [[R]])
 # CHECK-NEXT: %y.1 : Tensor = aten::layer_norm([[X]], [[SHAPE]], [[W]], [[B]],
 # CHECK-NEXT: jitamp::autocast_exit([[G]])
 # CHECK-NOT: jitamp::autocast_to_fp16

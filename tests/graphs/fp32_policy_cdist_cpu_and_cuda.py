@@ -24,14 +24,14 @@ def distances(x, y):
 # own caller-region node, which comes in with its body.
 # INLINED: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # INLINED: [[CR:%[^ ]+]] : int = jitamp::autocast_caller_region()
-# INLINED: [[X1:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[DEV]], [[CR]])
-# INLINED-NEXT: [[Y1:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%y.1, [[DEV]], [[CR]])
+# INLINED: [[Y1:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%y.1, [[DEV]], [[CR]])
+# INLINED-NEXT: [[X1:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[DEV]], [[CR]])
 # INLINED-NEXT: aten::cdist([[X1]], [[Y1]],
-# INLINED: [[X2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[DEV]], [[CR]])
-# INLINED-NEXT: [[Y2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%y.1, [[DEV]], [[CR]])
+# INLINED: [[Y2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%y.1, [[DEV]], [[CR]])
+# INLINED-NEXT: [[X2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[DEV]], [[CR]])
 # INLINED-NEXT: aten::cdist([[X2]], [[Y2]],
-# INLINED: [[X3:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[DEV]], [[CR]])
-# INLINED-NEXT: [[Y3:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%y.1, [[DEV]], [[CR]])
+# INLINED: [[Y3:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%y.1, [[DEV]], [[CR]])
+# INLINED-NEXT: [[X3:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[DEV]], [[CR]])
 # INLINED-NEXT: aten::cdist([[X3]], [[Y3]],
 # INLINED: jitamp::autocast_exit([[G]])
 # INLINED-NOT: aten::cdist

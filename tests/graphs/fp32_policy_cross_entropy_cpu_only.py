@@ -21,8 +21,8 @@ def ce(x, t):
 # CHECK: [[CR:%[^ ]+]] : int = jitamp::autocast_caller_region()
 # CHECK-NOT: prim::Constant[value="cpu,cuda"]
 # CHECK-NOT: prim::Constant[value="cuda"]
-# CHECK: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CPU]], [[CR]])
+# CHECK: [[W:%[^ ]+]] : Tensor? = jitamp::autocast_to_fp32({{%[^ ]+}}, [[CPU]], [[CR]])
 # CHECK-NEXT: [[T:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%t.1, [[CPU]], [[CR]])
-# CHECK-NEXT: [[W:%[^ ]+]] : Tensor? = jitamp::autocast_to_fp32({{%[^ ]+}}, [[CPU]], [[CR]])
+# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CPU]], [[CR]])
 # CHECK-NEXT: aten::cross_entropy_loss([[X]], [[T]], [[W]],
 # CHECK-NEXT: jitamp::autocast_exit([[G]])

@@ -19,7 +19,7 @@ def loss(x, y):
 # CHECK: [[LIST:%[^ ]+]] : Tensor[] = prim::ListConstruct(%x.1, %y.1)
 # CHECK-NEXT: [[BC:%[^ ]+]] : Tensor[] = aten::broadcast_tensors([[LIST]])
 # CHECK-NEXT: %expanded_input.1 : Tensor, %expanded_target.1 : Tensor = prim::ListUnpack([[BC]])
-# CHECK: [[I:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%expanded_input.1, [[BOTH]], [[CR]])
-# CHECK-NEXT: [[T:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%expanded_target.1, [[BOTH]], [[CR]])
+# CHECK: [[T:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%expanded_target.1, [[BOTH]], [[CR]])
+# CHECK-NEXT: [[I:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%expanded_input.1, [[BOTH]], [[CR]])
 # CHECK-NEXT: aten::mse_loss([[I]], [[T]],
 # CHECK: jitamp::autocast_exit([[G]])

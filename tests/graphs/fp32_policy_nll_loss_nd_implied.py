@@ -17,8 +17,8 @@ def weighted_nll(x, t, w):
 # CHECK: [[BOTH:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # CHECK: [[CR:%[^ ]+]] : int = jitamp::autocast_caller_region()
 # CHECK-NOT: aten::nll_loss
-# CHECK: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[BOTH]], [[CR]])
+# CHECK: [[W:%[^ ]+]] : Tensor? = jitamp::autocast_to_fp32(%w.1, [[BOTH]], [[CR]])
 # CHECK-NEXT: [[T:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%t.1, [[BOTH]], [[CR]])
-# CHECK-NEXT: [[W:%[^ ]+]] : Tensor? = jitamp::autocast_to_fp32(%w.1, [[BOTH]], [[CR]])
+# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[BOTH]], [[CR]])
 # CHECK-NEXT: aten::nll_loss_nd([[X]], [[T]], [[W]],
 # CHECK-NEXT: jitamp::autocast_exit([[G]])

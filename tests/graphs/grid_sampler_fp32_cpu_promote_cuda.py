@@ -22,8 +22,8 @@ def sample_functional(x, g):
 # DIRECT-DAG: [[CPU:%[^ ]+]] : str = prim::Constant[value="cpu"]()
 # DIRECT-DAG: [[CUDA:%[^ ]+]] : str = prim::Constant[value="cuda"]()
 # DIRECT: [[GD:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
-# DIRECT-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CPU]], [[R]])
 # DIRECT-NEXT: [[G:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%g.1, [[CPU]], [[R]])
+# DIRECT-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CPU]], [[R]])
 # DIRECT-NEXT: [[PX:%[^ ]+]] : Tensor, [[PG:%[^ ]+]] : Tensor = jitamp::autocast_promote([[X]], [[G]], [[CUDA]], [[R]])
 # DIRECT-NEXT: %y.1 : Tensor = aten::grid_sampler([[PX]], [[PG]],
 # DIRECT-NEXT: jitamp::autocast_exit([[GD]])
@@ -35,8 +35,8 @@ def sample_functional(x, g):
 # FUNCTIONAL-DAG: [[CPU:%[^ ]+]] : str = prim::Constant[value="cpu"]()
 # FUNCTIONAL-DAG: [[CUDA:%[^ ]+]] : str = prim::Constant[value="cuda"]()
 # FUNCTIONAL: [[CR:%[^ ]+]] : int = jitamp::autocast_caller_region()
-# FUNCTIONAL: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CPU]], [[CR]])
-# FUNCTIONAL-NEXT: [[G:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%g.1, [[CPU]], [[CR]])
+# FUNCTIONAL: [[G:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%g.1, [[CPU]], [[CR]])
+# FUNCTIONAL-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CPU]], [[CR]])
 # FUNCTIONAL-NEXT: [[PX:%[^ ]+]] : Tensor, [[PG:%[^ ]+]] : Tensor = jitamp::autocast_promote([[X]], [[G]], [[CUDA]], [[CR]])
 # FUNCTIONAL-NEXT: aten::grid_sampler([[PX]], [[PG]],
 # FUNCTIONAL-NEXT: jitamp::autocast_exit([[GD]])

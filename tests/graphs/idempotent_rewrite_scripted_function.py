@@ -32,14 +32,14 @@ jitamp.rewrite(scripted)
 # CHECK-NEXT: jitamp::autocast_cache_enabled(
 # CHECK-NEXT: prim::SetAttr[name="_jitamp_cache_enabled"]
 # CHECK-NEXT: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
-# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[BOTH]], [[R]])
 # CHECK-NEXT: [[Y:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[BOTH]], [[R]])
+# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[BOTH]], [[R]])
 # CHECK-NEXT: %a.1 : Tensor = aten::mm([[X]], [[Y]])
 # CHECK-NEXT: [[A1:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%a.1, [[CPU]], [[R]])
 # CHECK-NEXT: [[A2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32([[A1]], [[CUDA]], [[R]])
 # CHECK-NEXT: %b.1 : Tensor = aten::prod([[A2]],
-# CHECK-NEXT: [[XF:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CPU]], [[R]])
 # CHECK-NEXT: [[GF:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%g.1, [[CPU]], [[R]])
+# CHECK-NEXT: [[XF:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%x.1, [[CPU]], [[R]])
 # CHECK-NEXT: [[XP:%[^ ]+]] : Tensor, [[GP:%[^ ]+]] : Tensor = jitamp::autocast_promote([[XF]], [[GF]], [[CUDA]], [[R]])
 # CHECK-NEXT: %c.1 : Tensor = aten::grid_sampler([[XP]], [[GP]],
 # CHECK-NEXT: [[C:%[^ ]+]] : Tensor = jitamp::autocast_to_fp32(%c.1, [[CUDA]], %dt.1, [[R]])

@@ -31,8 +31,8 @@ jitamp.rewrite(scripted_module)
 # CHECK-NEXT: prim::SetAttr[name="_jitamp_cache_enabled"]([[AC]], [[F]])
 # CHECK-NEXT: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter([[AC]])
 # CHECK-NEXT: [[W:%[^ ]+]] : Tensor = prim::GetAttr[name="w"](%self)
-# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CHECK-NEXT: [[WC:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16([[W]], [[DEV]], [[R]])
+# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CHECK-NEXT: %y.1 : Tensor = aten::linear([[X]], [[WC]],
 # CHECK-NEXT: jitamp::autocast_exit([[G]])
 # CHECK-NOT: jitamp::autocast_cache_enabled

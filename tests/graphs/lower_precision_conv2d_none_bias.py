@@ -14,8 +14,8 @@ def conv_no_bias(x, w):
 # CHECK: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # CHECK: [[NONE:%[^ ]+]] : NoneType = prim::Constant()
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
-# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CHECK-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])
+# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CHECK-NEXT: %y.1 : Tensor = aten::conv2d([[X]], [[W]], [[NONE]],
 # CHECK-NEXT: jitamp::autocast_exit([[G]])
 # CHECK-NOT: jitamp::autocast_to_fp16([[NONE]]

@@ -13,9 +13,9 @@ def linear_with_bias(x, w, b):
 # CHECK-LABEL: graph(%x.1 : Tensor,
 # CHECK: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # CHECK: [[GUARD:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[REGION:%[^ ]+]] : int = jitamp::autocast_enter(
-# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[REGION]])
-# CHECK-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[REGION]])
 # CHECK-NEXT: [[B:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%b.1, [[DEV]], [[REGION]])
+# CHECK-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[REGION]])
+# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[REGION]])
 # CHECK-NEXT: %y.1 : Tensor = aten::linear([[X]], [[W]], [[B]])
 # CHECK-NEXT: jitamp::autocast_exit([[GUARD]])
 # CHECK-NOT: jitamp::autocast_to_fp32

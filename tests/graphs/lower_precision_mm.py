@@ -1,5 +1,7 @@
 # lower_precision_fp: both inputs of mm get the smart cast to the autocast
-# dtype, on CPU and CUDA alike; the scope becomes enter/exit ops.
+# dtype, on CPU and CUDA alike; the scope becomes enter/exit ops. The casts
+# come in eager's order, last argument first (the order of eager's autocast
+# kernels as GCC builds them, probed at run time: cast_ops.h).
 # RUN: jitamp dump %s:mm_in_scope | filecheck %s
 import torch
 
@@ -15,8 +17,8 @@ def mm_in_scope(x, y):
 # The enter gives the guard and the region token; the casts in the scope take
 # that token as their last operand, the exit takes the guard alone.
 # CHECK: [[GUARD:%.*]] : __torch__.torch.classes.jitamp.AutocastGuard, [[REGION:%.*]] : int = jitamp::autocast_enter([[AC]])
-# CHECK-NEXT: [[X:%.*]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[REGION]])
 # CHECK-NEXT: [[Y:%.*]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[REGION]])
+# CHECK-NEXT: [[X:%.*]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[REGION]])
 # CHECK-NEXT: %z.1 : Tensor = aten::mm([[X]], [[Y]])
 # CHECK-NEXT: jitamp::autocast_exit([[GUARD]])
 # CHECK-NOT: prim::Enter

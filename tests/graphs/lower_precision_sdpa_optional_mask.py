@@ -20,10 +20,10 @@ def attend(q, k, v):
 # MASK-LABEL: graph(%q.1 : Tensor,
 # MASK: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # MASK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
-# MASK-NEXT: [[Q:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%q.1, [[DEV]], [[R]])
-# MASK-NEXT: [[K:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%k.1, [[DEV]], [[R]])
-# MASK-NEXT: [[V:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%v.1, [[DEV]], [[R]])
 # MASK-NEXT: [[M:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%m.1, [[DEV]], [[R]])
+# MASK-NEXT: [[V:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%v.1, [[DEV]], [[R]])
+# MASK-NEXT: [[K:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%k.1, [[DEV]], [[R]])
+# MASK-NEXT: [[Q:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%q.1, [[DEV]], [[R]])
 # MASK-NEXT: %o.1 : Tensor = aten::scaled_dot_product_attention([[Q]], [[K]], [[V]], [[M]],
 # MASK-NEXT: jitamp::autocast_exit([[G]])
 
@@ -31,8 +31,8 @@ def attend(q, k, v):
 # NOMASK: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # NOMASK: [[NONE:%[^ ]+]] : NoneType = prim::Constant()
 # NOMASK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
-# NOMASK-NEXT: [[Q:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%q.1, [[DEV]], [[R]])
-# NOMASK-NEXT: [[K:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%k.1, [[DEV]], [[R]])
 # NOMASK-NEXT: [[V:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%v.1, [[DEV]], [[R]])
+# NOMASK-NEXT: [[K:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%k.1, [[DEV]], [[R]])
+# NOMASK-NEXT: [[Q:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%q.1, [[DEV]], [[R]])
 # NOMASK-NEXT: %o.1 : Tensor = aten::scaled_dot_product_attention([[Q]], [[K]], [[V]], [[NONE]],
 # NOMASK-NEXT: jitamp::autocast_exit([[G]])

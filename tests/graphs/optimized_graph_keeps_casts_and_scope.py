@@ -51,12 +51,12 @@ def project(x, w, b):
 # SIMPLE-NOT: prim::CallMethod
 # SIMPLE: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # SIMPLE: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
-# SIMPLE-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
-# SIMPLE-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])
 # SIMPLE-NEXT: [[B:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%b.1, [[DEV]], [[R]])
+# SIMPLE-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])
+# SIMPLE-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # SIMPLE-NEXT: [[Y:%[^ ]+]] : Tensor = aten::linear([[X]], [[W]], [[B]])
-# SIMPLE-NEXT: [[Y2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16([[Y]], [[DEV]], [[R]])
 # SIMPLE-NEXT: [[W2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])
+# SIMPLE-NEXT: [[Y2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16([[Y]], [[DEV]], [[R]])
 # SIMPLE-NEXT: [[Z:%[^ ]+]] : Tensor = aten::mm([[Y2]], [[W2]])
 # SIMPLE-NEXT: jitamp::autocast_exit([[G]])
 # SIMPLE-NEXT: aten::relu([[Z]])

@@ -23,8 +23,8 @@ class ConvBlock(nn.Module):
 # CHECK: [[WT:%[^ ]+]] : Tensor = prim::GetAttr[name="weight"]
 # CHECK-NEXT: [[BS:%[^ ]+]] : Tensor? = prim::GetAttr[name="bias"]
 # CHECK-NEXT: [[CR:%[^ ]+]] : int = jitamp::autocast_caller_region()
-# CHECK: [[I:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%img.1, [[DEV]], [[CR]])
+# CHECK: [[B:%[^ ]+]] : Tensor? = jitamp::autocast_to_fp16([[BS]], [[DEV]], [[CR]])
 # CHECK-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16([[WT]], [[DEV]], [[CR]])
-# CHECK-NEXT: [[B:%[^ ]+]] : Tensor? = jitamp::autocast_to_fp16([[BS]], [[DEV]], [[CR]])
+# CHECK-NEXT: [[I:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%img.1, [[DEV]], [[CR]])
 # CHECK-NEXT: %y.1 : Tensor = aten::conv2d([[I]], [[W]], [[B]],
 # CHECK-NEXT: jitamp::autocast_exit([[G]])

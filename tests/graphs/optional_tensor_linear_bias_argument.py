@@ -16,8 +16,8 @@ def linear_maybe_bias(x, w, b: Optional[torch.Tensor]):
 # CHECK: %b.1 : Tensor?):
 # CHECK: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
-# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
-# CHECK-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])
 # CHECK-NEXT: [[B:%[^ ]+]] : Tensor? = jitamp::autocast_to_fp16(%b.1, [[DEV]], [[R]])
+# CHECK-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])
+# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CHECK-NEXT: %y.1 : Tensor = aten::linear([[X]], [[W]], [[B]])
 # CHECK-NEXT: jitamp::autocast_exit([[G]])

@@ -23,8 +23,8 @@ def default_cache(x, y):
 # ARG-NEXT: [[FLAG:%[^ ]+]] : bool = jitamp::autocast_cache_enabled(%c.1)
 # ARG-NEXT: prim::SetAttr[name="_jitamp_cache_enabled"]([[AC]], [[FLAG]])
 # ARG-NEXT: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter([[AC]])
-# ARG-NEXT: jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # ARG-NEXT: jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R]])
+# ARG-NEXT: jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # ARG-NEXT: aten::mm(
 # ARG-NEXT: jitamp::autocast_exit([[G]])
 
@@ -38,8 +38,8 @@ def default_cache(x, y):
 # DEFAULT-NEXT: [[FLAG:%[^ ]+]] : bool = jitamp::autocast_cache_enabled([[NONE]])
 # DEFAULT-NEXT: prim::SetAttr[name="_jitamp_cache_enabled"]([[AC]], [[FLAG]])
 # DEFAULT-NEXT: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter([[AC]])
-# DEFAULT-NEXT: jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # DEFAULT-NEXT: jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R]])
+# DEFAULT-NEXT: jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # DEFAULT-NEXT: aten::mm(
 # DEFAULT-NEXT: jitamp::autocast_exit([[G]])
 # DEFAULT-NOT: jitamp::autocast_cache_enabled

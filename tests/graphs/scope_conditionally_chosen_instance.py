@@ -27,7 +27,7 @@ def chosen(x, y, flag: bool):
 # CHECK-NEXT: prim::SetAttr[name="_jitamp_cache_enabled"]([[A2]], [[F2]])
 # CHECK-NEXT: -> ([[A2]])
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(%ac)
-# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CHECK-NEXT: [[Y:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R]])
+# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CHECK-NEXT: %z.1 : Tensor = aten::mm([[X]], [[Y]])
 # CHECK-NEXT: jitamp::autocast_exit([[G]])

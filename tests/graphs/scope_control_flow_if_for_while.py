@@ -23,22 +23,22 @@ def branchy(x, y, flag: bool, n: int):
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK-NEXT: prim::If(%flag.1)
 # CHECK-NEXT: block0():
-# CHECK-NEXT: [[X1:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CHECK-NEXT: [[Y1:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R]])
+# CHECK-NEXT: [[X1:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CHECK-NEXT: aten::mm([[X1]], [[Y1]])
 # CHECK: block1():
-# CHECK-NEXT: [[X2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CHECK-NEXT: [[Y2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R]])
+# CHECK-NEXT: [[X2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CHECK-NEXT: aten::matmul([[X2]], [[Y2]])
 # CHECK: prim::Loop(%n.1,
 # CHECK-NEXT: block0(%i : int, [[ZF:%[^ ]+]] : Tensor):
-# CHECK-NEXT: [[Z1:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16([[ZF]], [[DEV]], [[R]])
 # CHECK-NEXT: [[Y3:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R]])
+# CHECK-NEXT: [[Z1:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16([[ZF]], [[DEV]], [[R]])
 # CHECK-NEXT: aten::mm([[Z1]], [[Y3]])
 # CHECK: prim::Loop(
 # CHECK-NEXT: block0({{%[^ ]+}} : int, [[ZW:%[^ ]+]] : Tensor,
-# CHECK-NEXT: [[Z2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16([[ZW]], [[DEV]], [[R]])
 # CHECK-NEXT: [[Y4:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R]])
+# CHECK-NEXT: [[Z2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16([[ZW]], [[DEV]], [[R]])
 # CHECK-NEXT: aten::bmm([[Z2]], [[Y4]])
 # CHECK-NOT: jitamp::autocast_exit
 # CHECK: -> (

@@ -16,8 +16,8 @@ def off(x, y):
 # CHECK-NEXT: prim::CallMethod[name="__init__"]([[AC]], {{%[^ ]+}}, {{%[^ ]+}}, [[FALSE]],
 # A disabled scope is a region of its own too: its casts take its token.
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter([[AC]])
-# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CHECK-NEXT: [[Y:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R]])
+# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CHECK-NEXT: %z.1 : Tensor = aten::mm([[X]], [[Y]])
 # CHECK-NEXT: jitamp::autocast_exit([[G]])
 # CHECK-NOT: prim::Enter

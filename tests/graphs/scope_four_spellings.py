@@ -34,8 +34,8 @@ def spelled_cuda_amp(x, y):
 # AUTOCAST: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # AUTOCAST: [[AC:%[^ ]+]] : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()
 # AUTOCAST: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter([[AC]])
-# AUTOCAST-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # AUTOCAST-NEXT: [[Y:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R]])
+# AUTOCAST-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # AUTOCAST-NEXT: aten::mm([[X]], [[Y]])
 # AUTOCAST-NEXT: jitamp::autocast_exit([[G]])
 # AUTOCAST-NOT: prim::Exit
@@ -44,8 +44,8 @@ def spelled_cuda_amp(x, y):
 # AMP: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # AMP: [[AC:%[^ ]+]] : __torch__.torch.amp.autocast_mode.autocast = prim::CreateObject()
 # AMP: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter([[AC]])
-# AMP-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # AMP-NEXT: [[Y:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R]])
+# AMP-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # AMP-NEXT: aten::mm([[X]], [[Y]])
 # AMP-NEXT: jitamp::autocast_exit([[G]])
 # AMP-NOT: prim::Exit
@@ -54,8 +54,8 @@ def spelled_cuda_amp(x, y):
 # CPUAMP: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # CPUAMP: [[AC:%[^ ]+]] : __torch__.torch.cpu.amp.autocast_mode.autocast = prim::CreateObject()
 # CPUAMP: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter([[AC]])
-# CPUAMP-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CPUAMP-NEXT: [[Y:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R]])
+# CPUAMP-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CPUAMP-NEXT: aten::mm([[X]], [[Y]])
 # CPUAMP-NEXT: jitamp::autocast_exit([[G]])
 # CPUAMP-NOT: prim::Exit
@@ -64,8 +64,8 @@ def spelled_cuda_amp(x, y):
 # CUDAAMP: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # CUDAAMP: [[AC:%[^ ]+]] : __torch__.torch.cuda.amp.autocast_mode.autocast = prim::CreateObject()
 # CUDAAMP: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter([[AC]])
-# CUDAAMP-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CUDAAMP-NEXT: [[Y:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R]])
+# CUDAAMP-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CUDAAMP-NEXT: aten::mm([[X]], [[Y]])
 # CUDAAMP-NEXT: jitamp::autocast_exit([[G]])
 # CUDAAMP-NOT: prim::Exit

@@ -22,8 +22,8 @@ def per_iteration(x, y, n: int):
 # The enter in the body makes a fresh token each iteration; the casts there
 # take it.
 # CHECK-NEXT: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter([[AC]])
-# CHECK-NEXT: [[XC:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16([[X]], [[DEV]], [[R]])
 # CHECK-NEXT: [[YC:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R]])
+# CHECK-NEXT: [[XC:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16([[X]], [[DEV]], [[R]])
 # CHECK-NEXT: [[RES:%[^ ]+]] : Tensor = aten::mm([[XC]], [[YC]])
 # CHECK-NEXT: jitamp::autocast_exit([[G]])
 # CHECK-NEXT: -> ({{%[^ ]+}}, [[RES]])
