@@ -165,20 +165,13 @@ FORK_DISABLING = [
     pytest.param(fork_disabling_target_in_scope, "no_outer", id="in_scripted_scope"),
     pytest.param(fork_disabling_target, "outer_bf16", id="in_eager_region"),
 ]
-FORK_BUILTIN_REASON = (
-    "known limitation: the GraphFunction that runs a prim::fork subgraph is not "
-    "marked ignore_amp, so with PyTorch's built-in JIT autocast on at run "
-    "time (after jitamp.disable(), the oracle's convention) its optimizer runs "
-    "the built-in autocast pass with the worker thread's inherited state "
-    "(bf16 enabled) and inserts static bf16 casts before the inlined mm; the "
-    "forked function's `with torch.autocast('cpu', enabled=False)` then "
-    "returns bfloat16 where eager returns float32 (passes with jitamp kept "
-    "enabled at run time, see test_fork_target_disables_jitamp_enabled)")
-
-
-@pytest.mark.xfail(strict=True, reason=FORK_BUILTIN_REASON)
 @pytest.mark.parametrize("fn, outer", FORK_DISABLING)
 def test_fork_target_disables(fn, outer, builtin_jit_autocast_on):
+    """With PyTorch's built-in JIT autocast on at run time (after
+    jitamp.disable()): the fork's plan is made without graph optimizations
+    (jitamp::autocast_task_state), so the built-in autocast pass, which runs
+    among them, never sees the fork subgraph (it used to insert static bf16
+    casts there, from the worker's inherited state)."""
     check_against_eager(fn, [X], outer=OUTERS[outer])
 
 

@@ -37,8 +37,6 @@ Known deviations (docs/design.md, the xfails) are avoided by the generator:
 - a weight changed in place under no_grad inside a region: in-place and
   out= forms only write to fresh op results (never inputs, parameters,
   views or aliases);
-- the fork subgraph under PyTorch's built-in JIT autocast: programs that
-  fork run with jitamp enabled at run time;
 - early return/break/continue out of a `with` block or before one
   (TorchScript's front end fails on both; jitamp lowers autocast blocks
   there): generated in 40% of programs ("exits around scopes"), which then

@@ -676,7 +676,7 @@ class Generator:
             "SAVE": self.kind == "module" and not ignore and self.rng.random() < self.save_share,
             # forks run with jitamp enabled at run time (the known fork-subgraph
             # deviation under PyTorch's built-in JIT autocast, see runner)
-            "RUNTIME_JITAMP": fork or self.chance(0.5),
+            "RUNTIME_JITAMP": self.chance(0.5),
             "ALTERNATE": self.chance(0.6),
             "input_seed": rng.randrange(1 << 20),
             "tensors": tensors,
