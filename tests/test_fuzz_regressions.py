@@ -97,3 +97,26 @@ def test_fork_error_class_is_torchscripts():
     with pytest.raises(RuntimeError) as raised:
         plain(torch.ones(2, 2, dtype=torch.bfloat16))
     assert type(raised.value) is RuntimeError
+
+
+@pytest.mark.parametrize("name, kind", [
+    ("torchscript_loop_with_rebinding.py", "known:torchscript-error"),
+    ("torchscript_linalg_error_class.py", "known:torchscript-error-class"),
+])
+def test_torchscript_errors_recognized(name, kind):
+    """TorchScript's own errors, which plain TorchScript raises too: "Expected
+    Tensor but got None" where a `with` block in a loop rebinds a
+    loop-carried name, and torch.linalg's LinAlgError re-raised as
+    RuntimeError."""
+    assert _run(name).kind == kind
+
+
+def test_linalg_error_class_is_torchscripts():
+    def inverts(x: torch.Tensor) -> torch.Tensor:
+        return torch.linalg.inv(x)
+
+    with pytest.raises(torch.linalg.LinAlgError):
+        inverts(torch.zeros(2, 2))
+    with pytest.raises(RuntimeError) as raised:
+        oracle.script_without_jitamp(inverts)(torch.zeros(2, 2))
+    assert type(raised.value) is RuntimeError

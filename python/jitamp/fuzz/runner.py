@@ -228,6 +228,13 @@ def known_difference(message: str) -> str | None:
         eager_message = re.match(r"eager raised \w+\((.*)\)$", eager, re.S)
         if eager_message and eager_message.group(1).strip("'\"")[:80] in scripted:
             return "known:fork-error-class"
+    # TorchScript's interpreter re-raises torch.linalg's LinAlgError and c10's
+    # TypeError as RuntimeError (plain TorchScript too: tests/test_fuzz_regressions.py).
+    if (eager and scripted
+            and re.search(r"scripted raised builtins\.RuntimeError, eager (torch\._C\._LinAlgError|builtins\.TypeError)$", first)):
+        eager_message = re.match(r"eager raised \w+\((.*)\)$", eager, re.S)
+        if eager_message and eager_message.group(1).strip("'\"")[:80] in scripted:
+            return "known:torchscript-error-class"
     if eager and scripted and "modified by an inplace operation" in eager:
         # eager's `x * 2.0` is aten::mul.Tensor (MulBackward0), TorchScript's
         # aten::mul.Scalar (MulBackward1): the error names the node
@@ -261,6 +268,43 @@ def run_source(source: str, directory: str, stem: str = "fz", save: bool | None 
             oracle.reset_autocast_state()
 
 
+def _plain_torchscript_raises_alike(scripted, module, source: str, directory: str, stem: str) -> bool:
+    """Whether the program scripted without jitamp (PyTorch's built-in JIT
+    autocast off) raises on call 1 the very error (class and message, its
+    scripted traceback aside) the jitamp-scripted one raises: then the error
+    is TorchScript's own (seen: "Expected Tensor but got None" for a loop
+    whose `with` block rebinds a loop-carried name; c10 TypeError and
+    torch.linalg's LinAlgError coming back as RuntimeError)."""
+    def error(fn) -> tuple[str, str] | None:
+        outer = make_outer(module.OUTER)
+        try:
+            with (outer() if outer else contextlib.nullcontext()):
+                fn(*module.make_args(1))
+        except Exception as exc:  # the error is what is compared
+            return type(exc).__name__, oracle.unwrap_torchscript_error(str(exc))[1]
+        finally:
+            oracle.reset_autocast_state()
+        return None
+
+    with jitamp_enabled(module.RUNTIME_JITAMP):
+        with_jitamp = error(scripted)
+    if with_jitamp is None:
+        return False
+    try:
+        with jitamp_enabled(False):
+            plain_module = load_source(source, directory, stem + "_plain")
+            plain = torch.jit.script(plain_module.build())
+            builtin = torch._C._jit_set_autocast_mode(False)
+            try:
+                without = error(plain)
+            finally:
+                torch._C._jit_set_autocast_mode(builtin)
+        unload(plain_module)
+    except Exception:  # does not script without jitamp: not TorchScript's alone
+        return False
+    return without == with_jitamp
+
+
 def _run_source(source: str, directory: str, stem: str, save: bool | None) -> Result:
     # Import with jitamp enabled: `@torch.jit.script` callees compile at import.
     try:
@@ -291,6 +335,8 @@ def _run_source(source: str, directory: str, stem: str, save: bool | None) -> Re
                 kind = known_difference(str(exc)) or "mismatch:" + classify(str(exc))
                 if kind in ("mismatch:value", "mismatch:grad"):
                     kind = _known_finding(kind, obj, scripted, module, source, directory, stem) or kind
+                if kind == "mismatch:error" and _plain_torchscript_raises_alike(scripted, module, source, directory, stem):
+                    kind = "known:torchscript-error"
                 return Result(kind, str(exc), eager_raised)
             if save if save is not None else module.SAVE:
                 buffer = io.BytesIO()
