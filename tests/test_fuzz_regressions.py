@@ -40,6 +40,16 @@ FINDINGS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 pytestmark = pytest.mark.filterwarnings("ignore:`torch\\.jit\\.\\w+` is deprecated")
 
 
+def _run_showing(name: str):
+    """_run, skipping where the installed torch's eager raises nothing for
+    the program (the difference it shows is in an error eager raised on the
+    torch it was found on)."""
+    result = _run(name)
+    if result.kind == "ok" and not result.eager_raised:
+        pytest.skip(f"{name}: eager raises nothing on torch {torch.__version__}")
+    return result
+
+
 def _run(name: str):
     with open(os.path.join(FINDINGS, name)) as f:
         source = f.read()
@@ -83,7 +93,7 @@ def test_fork_gradient_order_is_torchscripts():
 def test_fork_error_class_is_torchscripts():
     """finding4_fork_error_class.py: NotImplementedError in eager, a
     RuntimeError with its message through TorchScript's fork."""
-    assert _run("finding4_fork_error_class.py").kind == "known:fork-error-class"
+    assert _run_showing("finding4_fork_error_class.py").kind == "known:fork-error-class"
 
     def forked(a: torch.Tensor) -> torch.Tensor:
         return torch.cdist(a, a)
@@ -108,7 +118,7 @@ def test_torchscript_errors_recognized(name, kind):
     Tensor but got None" where a `with` block in a loop rebinds a
     loop-carried name, and torch.linalg's LinAlgError re-raised as
     RuntimeError."""
-    assert _run(name).kind == kind
+    assert _run_showing(name).kind == kind
 
 
 def test_linalg_error_class_is_torchscripts():
