@@ -1,4 +1,4 @@
-"""The public API: enable(), disable(), rewrite(), load(), add_autocast()."""
+"""The public API: enable(), disable(), rewrite(), load(), add_autocast(), freeze()."""
 from __future__ import annotations
 
 import atexit
@@ -238,6 +238,27 @@ def add_autocast(
     for name in methods:
         _C.wrap_method_in_autocast(target, name, device_type, _AUTOCAST_DTYPES[dtype])
     return rewrite(module, profiling_executor=profiling_executor)
+
+
+def freeze(module: Any, *, preserved_attrs: Sequence[str] | None = None,
+           optimize_numerics: bool = True, profiling_executor: bool = False) -> Any:
+    """torch.jit.freeze for inference (an eval module), after rewrite().
+
+    The frozen copy runs as rewrite() says and is exact for callers in any
+    autocast state. Each cast of a frozen weight inside a scope whose device
+    type, dtype and enabled flag are constants is done once, now, by eager's
+    cast (a constant in the graph; no cast per call), and a cast of a weight
+    that does nothing there is removed; casts whose state depends on the
+    caller stay (docs/design.md, "Frozen inference"). torch.jit.freeze and
+    torch.jit.optimize_for_inference of a module jitamp rewrote do the same;
+    this also takes a module scripted without jitamp (rewritten first, which
+    needs it not to have run)."""
+    if not isinstance(module, torch.jit.ScriptModule):
+        raise TypeError(f"jitamp.freeze expects a scripted or loaded module, got {type(module).__name__}")
+    if module.training:
+        raise ValueError("jitamp.freeze freezes modules for inference: call .eval() first")
+    rewrite(module, profiling_executor=profiling_executor)
+    return torch.jit.freeze(module, preserved_attrs=preserved_attrs, optimize_numerics=optimize_numerics)
 
 
 def load(f: Any, *, profiling_executor: bool = False, **kwargs: Any) -> Any:

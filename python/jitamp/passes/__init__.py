@@ -7,6 +7,9 @@ pipeline (jitamp_rewrite.h), in this order:
         -> make_waits_blocking -> carry_autocast_into_tasks
         -> insert_smart_casts
 
+On frozen graphs, `fold_static_casts` then does the casts of frozen
+weights whose autocast state the graph fixes (FROZEN).
+
 Each pass is also callable on its own, for tests and for looking at what
 one step does. The policy table that insert_smart_casts reads is in
 `policy`.
@@ -30,6 +33,13 @@ PIPELINE: tuple[tuple[str, Callable[[torch._C.Graph], bool]], ...] = (
 )
 
 
+#: Passes on frozen graphs, after the pipeline (torch.jit.freeze of a
+#: rewritten module runs them on every method).
+FROZEN: tuple[tuple[str, Callable[[torch._C.Graph], bool]], ...] = (
+    ("fold_static_casts", _C.fold_static_casts),
+)
+
+
 def rewrite_graph(graph: torch._C.Graph) -> bool:
     """Run the whole pipeline on one graph in place (and on the subgraphs of
     its forks). Callees are not followed: use jitamp.rewrite on functions
@@ -39,6 +49,7 @@ def rewrite_graph(graph: torch._C.Graph) -> bool:
 
 __all__ = [
     "PIPELINE",
+    "FROZEN",
     "rewrite_graph",
     "policy_table",
     "dispatcher_autocast_ops",
