@@ -272,3 +272,173 @@ def test_saved_frozen_model_loads_folded(tmp_path):
     done = oracle.run_program(tmp_path, textwrap.dedent(SAVED_PROGRAM).format(
         path=str(tmp_path / "frozen.pt"), data=str(tmp_path / "data.pt")))
     assert done.returncode == 0 and done.stdout.strip().endswith("done"), done.stderr[-3000:]
+
+
+# ---------------------------------------------------------------------------
+# standalone=True: no jitamp op left, for callers whose autocast is off.
+
+
+def standalone(cls):
+    torch.manual_seed(0)
+    model = cls().eval()
+    with torchscript_deprecation_ignored():
+        frozen = jitamp.freeze(oracle.script(model), standalone=True)
+    return model, frozen
+
+
+def _all_nodes(graph):
+    out = []
+
+    def walk(block):
+        for n in block.nodes():
+            out.append(n)
+            for b in n.blocks():
+                walk(b)
+
+    walk(graph)
+    return out
+
+
+@pytest.mark.parametrize("cls", [MLP, ConvNet, NestedDisabled], ids=["mlp", "convnet", "nested_disabled"])
+def test_standalone_has_no_jitamp_op_and_matches_eager(cls):
+    model, frozen = standalone(cls)
+    graph = frozen.graph
+    assert [n.kind() for n in _all_nodes(graph) if n.kind().startswith("jitamp::")] == [], graph
+    assert "jitamp" not in frozen.code
+    assert not frozen._c.hasattr("_jitamp_loader")
+    assert casts_of_constants(graph) == []
+    # callers whose autocast is off: none, or a disabled region
+    for outer in (None, cpu_autocast(enabled=False)):
+        for grad in (True, False):
+            with (contextlib.nullcontext() if grad else torch.no_grad()):
+                check_against_eager(model, inputs(cls), scripted=frozen, outer=outer, grad=grad)
+    # the cast of the input is eager's for every input dtype
+    x = inputs(cls)[0]
+    for dtype in (torch.float16, torch.bfloat16, torch.float64):
+        args = (x.to(dtype),)
+        try:
+            expected = model(*args)
+        except RuntimeError as error:
+            with pytest.raises(RuntimeError):
+                frozen(*args)
+            continue
+        oracle.assert_same(expected, frozen(*args), what=str(dtype))
+
+
+def test_standalone_is_not_exact_under_a_callers_autocast():
+    # The promise is for callers whose autocast is off (docs/design.md): no
+    # stock op can set the state, so a caller's float16 autocast reaches the
+    # ops of the scope, where eager's scope makes them bfloat16.
+    model, frozen = standalone(MLP)
+    x = inputs(MLP)[0]
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.float16):
+        expected, got = model(x), frozen(x)
+    assert expected.dtype == torch.bfloat16 and got.dtype == torch.float16
+
+
+def test_standalone_refuses_dynamic_scopes_and_says_why():
+    torch.manual_seed(0)
+    scripted = oracle.script(Dynamic().eval())
+    with pytest.raises(ValueError) as error:
+        with torchscript_deprecation_ignored():
+            jitamp.freeze(scripted, standalone=True)
+    message = str(error.value)
+    assert "needs jitamp's ops" in message
+    assert "not a constant" in message  # enabled=flag, no dtype
+    assert message.count("test_freeze.py") >= 2, message
+
+
+class Unlisted(nn.Module):
+    """An op eager autocasts through its decomposition (einsum, Composite-
+    ImplicitAutograd without an autocast kernel on CPU: eager's bmm inside
+    is cast)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8, 8))
+
+    def forward(self, x: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return torch.einsum("ij,jk->ik", x, self.w)
+
+
+def test_standalone_refuses_composite_ops_eager_autocasts_inside():
+    scripted = oracle.script(Unlisted().eval())
+    with pytest.raises(ValueError, match="aten::einsum: CompositeImplicitAutograd"):
+        with torchscript_deprecation_ignored():
+            jitamp.freeze(scripted, standalone=True)
+
+
+# strip_static_scopes.cpp's decomposeUncast(): CompositeImplicitAutograd ops
+# without an autocast kernel whose decomposition eager does not cast. Each
+# must give the same bits under an enabled CPU autocast as with it off.
+DECOMPOSE_UNCAST = {
+    "aten::flatten.using_ints": lambda x: torch.flatten(x, 1),
+    "aten::layer_norm": lambda x: nn.functional.layer_norm(x, [x.shape[-1]], torch.randn(x.shape[-1]),
+                                                          torch.randn(x.shape[-1])),
+    "aten::batch_norm": lambda x: nn.functional.batch_norm(x, torch.randn(x.shape[1]), torch.rand(x.shape[1]) + 0.5,
+                                                          torch.randn(x.shape[1]), torch.randn(x.shape[1])),
+    "aten::max_pool2d": lambda x: nn.functional.max_pool2d(x, 2),
+    "aten::dropout": lambda x: nn.functional.dropout(x, 0.5, training=False),
+    "aten::reshape": lambda x: x.reshape(x.shape[0], -1),
+    "aten::softmax.int": lambda x: torch.softmax(x, -1),
+    "aten::adaptive_avg_pool2d": lambda x: nn.functional.adaptive_avg_pool2d(x, 1),
+    "aten::to.dtype": lambda x: x.to(torch.float32),
+    "aten::to.dtype_layout": lambda x: x.to(dtype=torch.float64, device="cpu"),
+    "aten::to.device": lambda x: x.to("cpu", torch.float16),
+    "aten::to.other": lambda x: x.to(torch.ones(1)),
+    "aten::type_as": lambda x: x.type_as(torch.ones(1, dtype=torch.float64)),
+    "aten::contiguous": lambda x: x.transpose(1, 2).contiguous(),
+    "aten::chunk": lambda x: x.chunk(2, 1),
+    "aten::size.int": lambda x: x.size(1),
+    "aten::expand_as": lambda x: x[:, :1].expand_as(x),
+    "aten::view_as": lambda x: x.reshape(-1).view_as(x),
+}
+
+
+@pytest.mark.parametrize("op", list(DECOMPOSE_UNCAST))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_decompose_uncast_ops_are_not_cast_by_eager(op, dtype):
+    assert torch._C._dispatch_has_kernel_for_dispatch_key(op, "CompositeImplicitAutograd")
+    assert not torch._C._dispatch_has_kernel_for_dispatch_key(op, "AutocastCPU")
+    fn = DECOMPOSE_UNCAST[op]
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, 6, 6).to(dtype)
+    torch.manual_seed(1)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        under = fn(x)
+    torch.manual_seed(1)
+    off = fn(x)
+    oracle.assert_same(off, under, what=op)
+
+
+STOCK_PROGRAM = """
+import sys
+import torch
+m = torch.jit.load({path!r})
+assert "jitamp" not in sys.modules
+assert "jitamp" not in m.code and "jitamp" not in str(m.graph)
+x, expected = torch.load({data!r})
+for i in range(10):
+    with torch.no_grad():
+        got = m(x)
+    assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+    assert torch.equal(got, expected), (got - expected).abs().max()
+    got = m(x)
+    assert torch.equal(got, expected)
+print("done")
+"""
+
+
+@pytest.mark.parametrize("cls", [MLP, ConvNet], ids=["mlp", "convnet"])
+def test_standalone_runs_in_stock_torch_without_jitamp(cls, tmp_path):
+    model, frozen = standalone(cls)
+    x = inputs(cls)[0]
+    with torch.no_grad():
+        expected = model(x)
+    with torchscript_deprecation_ignored():
+        torch.jit.save(frozen, str(tmp_path / "frozen.pt"))
+    torch.save((x, expected), str(tmp_path / "data.pt"))
+    done = oracle.run_program(tmp_path, textwrap.dedent(STOCK_PROGRAM).format(
+        path=str(tmp_path / "frozen.pt"), data=str(tmp_path / "data.pt")))
+    assert done.returncode == 0 and done.stdout.strip().endswith("done"), done.stderr[-3000:]

@@ -10,6 +10,7 @@
 #include "make_waits_blocking.h"
 #include "policy_table.h"
 #include "record_autocast_cache_flags.h"
+#include "strip_static_scopes.h"
 #include "wrap_in_autocast_scope.h"
 
 #include <torch/csrc/jit/api/module.h>
@@ -107,6 +108,24 @@ PYBIND11_MODULE(_C, m) {
       py::arg("module"),
       "fold_static_casts on every method of a (frozen) module; returns the "
       "names changed.");
+
+  m.def(
+      "static_scope_obstacles",
+      [](const std::shared_ptr<torch::jit::Graph>& graph) {
+        return jitamp::StaticScopeObstacles(graph);
+      },
+      py::arg("graph"),
+      "Why a folded frozen graph cannot do without jitamp's ops "
+      "(strip_static_scopes.h); empty if it can.");
+
+  m.def(
+      "strip_static_scopes",
+      [](const std::shared_ptr<torch::jit::Graph>& graph) {
+        return jitamp::StripStaticScopes(graph);
+      },
+      py::arg("graph"),
+      "A folded frozen graph without jitamp's ops, exact for callers whose "
+      "autocast is off (strip_static_scopes.h); returns whether it changed.");
 
   m.def(
       "function_has_run",
