@@ -10,7 +10,8 @@ once, in turn), and reports medians over repeats. Per workload and variant:
 time per call, ratio against eager autocast and against the built-in JIT
 autocast, real cast copies (aten::_to_copy) per call, and the largest
 difference from eager autocast's output. Inference runs also time frozen
-models (torch.jit.freeze, with and without jitamp), and `ratio_vs_best`:
+models (torch.jit.freeze, with and without jitamp; jitamp.freeze(...,
+standalone=True) where it applies), and `ratio_vs_best`:
 time over the best of eager autocast and the built-in (scripted or frozen).
 Then the rewrite cost of jitamp's
 pass against the built-in pass on graphs of growing size.
@@ -247,6 +248,12 @@ def make_variants(w: Workload, module: nn.Module, backward: bool = True) -> dict
         except Exception as error:
             variants["builtin_jit_frozen"] = _failed(error)
         variants["jitamp_frozen"] = _frozen(module, with_jitamp=True)
+        # no jitamp op left (exact for callers whose autocast is off)
+        try:
+            variants["jitamp_standalone"] = jitamp.freeze(
+                _script(module, with_jitamp=True).eval(), standalone=True)
+        except ValueError as error:  # says which op or scope needs jitamp
+            variants["jitamp_standalone"] = _failed(RuntimeError(str(error).splitlines()[1].strip()))
     return variants
 
 

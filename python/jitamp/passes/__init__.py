@@ -8,7 +8,9 @@ pipeline (jitamp_rewrite.h), in this order:
         -> insert_smart_casts
 
 On frozen graphs, `fold_static_casts` then does the casts of frozen
-weights whose autocast state the graph fixes (FROZEN).
+weights whose autocast state the graph fixes, and `strip_static_scopes`
+(standalone freezing) removes every jitamp op where all scopes are static
+(FROZEN).
 
 Each pass is also callable on its own, for tests and for looking at what
 one step does. The policy table that insert_smart_casts reads is in
@@ -33,11 +35,15 @@ PIPELINE: tuple[tuple[str, Callable[[torch._C.Graph], bool]], ...] = (
 )
 
 
-#: Passes on frozen graphs, after the pipeline (torch.jit.freeze of a
-#: rewritten module runs them on every method).
+#: Passes on frozen graphs, after the pipeline: torch.jit.freeze of a
+#: rewritten module runs fold_static_casts on every method;
+#: jitamp.freeze(standalone=True) then strip_static_scopes (where
+#: static_scope_obstacles finds none).
 FROZEN: tuple[tuple[str, Callable[[torch._C.Graph], bool]], ...] = (
     ("fold_static_casts", _C.fold_static_casts),
+    ("strip_static_scopes", _C.strip_static_scopes),
 )
+static_scope_obstacles = _C.static_scope_obstacles
 
 
 def rewrite_graph(graph: torch._C.Graph) -> bool:
@@ -50,6 +56,7 @@ def rewrite_graph(graph: torch._C.Graph) -> bool:
 __all__ = [
     "PIPELINE",
     "FROZEN",
+    "static_scope_obstacles",
     "rewrite_graph",
     "policy_table",
     "dispatcher_autocast_ops",
