@@ -212,14 +212,22 @@ def test_weights_cast_once_not_per_call():
     assert sum(e.name == "aten::_to_copy" for e in copies) == 1, [e.name for e in copies]
 
 
-def test_a_frozen_module_that_has_run_is_not_folded_silently():
+def test_a_frozen_module_that_has_run_is_not_folded_silently(monkeypatch):
     torch.manual_seed(0)
     scripted = oracle.script(MLP().eval())
+    monkeypatch.setattr(jitamp._loader, "_fold_static_casts", lambda frozen: None)
     with torchscript_deprecation_ignored():
         frozen = torch.jit.freeze(scripted)
     frozen(inputs(MLP)[0])
-    # Folded before the first call: folding again changes nothing, fine.
-    assert jitamp._C.fold_static_casts_in_module(frozen._c) == []
+    # its executor keeps the graph it compiled: folding now would not count
+    with pytest.raises(RuntimeError, match="cannot fold the casts of .*already run"):
+        jitamp._C.fold_static_casts_in_module(frozen._c)
+    # a folded one that has run: nothing to do, no error
+    monkeypatch.undo()
+    with torchscript_deprecation_ignored():
+        folded = torch.jit.freeze(scripted)
+    folded(inputs(MLP)[0])
+    assert jitamp._C.fold_static_casts_in_module(folded._c) == []
 
 
 def test_jitamp_freeze_refuses_bad_input():
@@ -307,6 +315,8 @@ def test_standalone_has_no_jitamp_op_and_matches_eager(cls):
     assert "jitamp" not in frozen.code
     assert not frozen._c.hasattr("_jitamp_loader")
     assert casts_of_constants(graph) == []
+    assert jitamp.passes.static_scope_obstacles(graph) == []
+    assert not jitamp.passes.FROZEN[1][1](graph)  # idempotent
     # callers whose autocast is off: none, or a disabled region
     for outer in (None, cpu_autocast(enabled=False)):
         for grad in (True, False):
