@@ -138,9 +138,7 @@ class StaticScopeWalk {
         obstacle(node, "a forked task");
         continue;
       }
-      for (Block* sub : node->blocks()) {
-        walk(sub);
-      }
+      scopes_.walkBlocks(node, [this](Block* sub) { walk(sub); });
       if (isSmartCast(node)) {
         checkCast(node);
       } else if (
