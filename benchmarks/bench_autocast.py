@@ -3,12 +3,17 @@
     python benchmarks/bench_autocast.py            # full run, prints a table
     python benchmarks/bench_autocast.py --quick    # fewer repeats
     python benchmarks/bench_autocast.py --json out.json
+    python benchmarks/bench_autocast.py --inference-only   # no_grad runs, frozen variants
 
 Everything runs in one process, interleaved (each repeat times every variant
 once, in turn), and reports medians over repeats. Per workload and variant:
 time per call, ratio against eager autocast and against the built-in JIT
 autocast, real cast copies (aten::_to_copy) per call, and the largest
-difference from eager autocast's output. Then the rewrite cost of jitamp's
+difference from eager autocast's output. Inference runs also time frozen
+models (torch.jit.freeze, with and without jitamp; jitamp.freeze(...,
+standalone=True) where it applies), and `ratio_vs_best`:
+time over the best of eager autocast and the built-in (scripted or frozen).
+Then the rewrite cost of jitamp's
 pass against the built-in pass on graphs of growing size.
 """
 from __future__ import annotations
@@ -210,7 +215,13 @@ def _script(module: nn.Module, with_jitamp: bool, profiling_executor: bool = Fal
     return torch.jit.script(module)
 
 
-def make_variants(w: Workload, module: nn.Module) -> dict[str, Callable[..., Any]]:
+def _frozen(module: nn.Module, with_jitamp: bool) -> Any:
+    """torch.jit.freeze of an eval copy, scripted with or without jitamp
+    (with jitamp, the casts of weights under a static scope are done once)."""
+    return torch.jit.freeze(_script(module, with_jitamp=with_jitamp).eval())
+
+
+def make_variants(w: Workload, module: nn.Module, backward: bool = True) -> dict[str, Callable[..., Any]]:
     if w.autocast_off:
         plain = _script(module, with_jitamp=False)
         ours = _script(module, with_jitamp=True)
@@ -231,6 +242,18 @@ def make_variants(w: Workload, module: nn.Module) -> dict[str, Callable[..., Any
     # jitamp.enable(profiling_executor=True): TorchScript's profile-guided
     # optimizations and symbolic autodiff (not eager-exact in backward).
     variants["jitamp_profiling"] = _script(module, with_jitamp=True, profiling_executor=True)
+    if not backward:  # frozen for inference, under torch.no_grad()
+        try:
+            variants["builtin_jit_frozen"] = _frozen(module, with_jitamp=False)
+        except Exception as error:
+            variants["builtin_jit_frozen"] = _failed(error)
+        variants["jitamp_frozen"] = _frozen(module, with_jitamp=True)
+        # no jitamp op left (exact for callers whose autocast is off)
+        try:
+            variants["jitamp_standalone"] = jitamp.freeze(
+                _script(module, with_jitamp=True).eval(), standalone=True)
+        except ValueError as error:  # says which op or scope needs jitamp
+            variants["jitamp_standalone"] = _failed(RuntimeError(str(error).splitlines()[1].strip()))
     return variants
 
 
@@ -264,7 +287,7 @@ def run_workload(w: Workload, repeats: int, backward: bool) -> dict[str, Any]:
     torch.manual_seed(0)
     module = w.make()
     inputs = w.inputs()
-    variants = make_variants(w, module)
+    variants = make_variants(w, module, backward)
     results: dict[str, Any] = {}
     live: dict[str, Callable] = {}
     for name, fn in variants.items():
@@ -296,9 +319,14 @@ def run_workload(w: Workload, repeats: int, backward: bool) -> dict[str, Any]:
     for name, row in summary.items():
         if "median_us" not in row:
             continue
-        for base in (reference, "builtin_jit"):
-            if base in summary and "median_us" in summary[base]:
-                row[f"ratio_vs_{base}"] = row["median_us"] / summary[base]["median_us"]
+        bases = [b for b in (reference, "builtin_jit", "builtin_jit_frozen")
+                 if b in summary and "median_us" in summary[b]]
+        for base in bases:
+            row[f"ratio_vs_{base}"] = row["median_us"] / summary[base]["median_us"]
+        # the target for frozen inference: <= 0.95 x the best of eager
+        # autocast and the built-in (scripted or frozen)
+        if not w.autocast_off and bases:
+            row["ratio_vs_best"] = row["median_us"] / min(summary[b]["median_us"] for b in bases)
     return summary
 
 
@@ -387,6 +415,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="5 repeats, small pass-cost graphs")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--only", metavar="NAME", help="run one workload")
+    parser.add_argument("--inference-only", action="store_true",
+                        help="only the torch.no_grad() runs (with the frozen variants), no pass cost")
     args = parser.parse_args(argv)
     repeats = 5 if args.quick else args.repeats
     torch.set_num_threads(max(1, torch.get_num_threads()))
@@ -397,7 +427,7 @@ def main(argv: list[str] | None = None) -> int:
     for w in WORKLOADS:
         if args.only and w.name != args.only:
             continue
-        for backward in ([False, True] if w.backward else [False]):
+        for backward in ([False, True] if w.backward and not args.inference_only else [False]):
             key = f"{w.name}/{'fwd+bwd' if backward else 'inference'}"
             summary = run_workload(w, repeats, backward)
             report["workloads"][key] = summary
@@ -409,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
                 extras = "  ".join(f"{k}={_fmt(v)}" for k, v in row.items() if k != "median_us")
                 print(f"  {name:15s} {row['median_us']:10.1f} us  {extras}")
     sizes = [200, 600, 2000] if args.quick else [2000, 6000, 20000]
-    for shared in (False, True) if not args.only else ():
+    for shared in (False, True) if not (args.only or args.inference_only) else ():
         key = "pass_cost_shared_weight" if shared else "pass_cost"
         report[key] = pass_cost(sizes, shared_weight=shared)
         title = "one value used by every mm (stress)" if shared else "each value used by the next op"

@@ -1,5 +1,6 @@
 #include "function_rewrite.h"
 
+#include "fold_static_casts.h"
 #include "jitamp_ir.h"
 #include "jitamp_rewrite.h"
 
@@ -184,6 +185,44 @@ std::vector<std::string> RewriteCompilationUnitOf(
     rewriter.rewrite(*function);
   }
   return std::move(rewriter).changed();
+}
+
+namespace {
+
+void foldModuleInto(
+    const Module& module,
+    std::unordered_set<Function*>& visited,
+    std::vector<std::string>& changed) {
+  for (Function* method : module.type()->methods()) {
+    if (!method->isGraphFunction() || !visited.insert(method).second) {
+      continue;
+    }
+    auto& graph_function = toGraphFunction(*method);
+    graph_function.ensure_defined();
+    const std::shared_ptr<Graph> graph = graph_function.graph();
+    TORCH_CHECK(
+        !HasRun(*method) || !FoldStaticCasts(graph->copy()),
+        "jitamp cannot fold the casts of '",
+        method->qualname().qualifiedName(),
+        "': it has already run, and TorchScript's executor keeps the graph it "
+        "compiled then. Fold right after torch.jit.freeze(), before the first "
+        "call.");
+    if (FoldStaticCasts(graph)) {
+      changed.push_back(method->qualname().qualifiedName());
+    }
+  }
+  for (const Module& child : module.children()) {
+    foldModuleInto(child, visited, changed);
+  }
+}
+
+} // namespace
+
+std::vector<std::string> FoldStaticCastsInModule(const Module& module) {
+  std::unordered_set<Function*> visited;
+  std::vector<std::string> changed;
+  foldModuleInto(module, visited, changed);
+  return changed;
 }
 
 std::vector<std::string> RewriteModule(

@@ -42,6 +42,13 @@ std::vector<std::string> RewriteCompilationUnitOf(
     const c10::IValue& object,
     RewriteOptions options = {});
 
+// Runs FoldStaticCasts (fold_static_casts.h) on every method of the module
+// and of its submodules: for a module frozen with torch.jit.freeze, after
+// RewriteModule. Throws if a graph it would change has already run.
+// Returns the qualified names of the methods that changed.
+std::vector<std::string> FoldStaticCastsInModule(
+    const torch::jit::Module& module);
+
 // Whether TorchScript has built an executor or an inlinable optimized graph
 // for the function, i.e. it has run (or a caller that inlined it has).
 bool HasRun(torch::jit::Function& function);

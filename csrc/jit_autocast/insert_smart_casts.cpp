@@ -1,9 +1,10 @@
 #include "insert_smart_casts.h"
 
 #include "cast_ops.h"
+#include "fold_static_casts.h"
 #include "jitamp_ir.h"
-#include "open_scopes.h"
 #include "policy_table.h"
+#include "static_scopes.h"
 
 #include <torch/csrc/jit/jit_log.h>
 
@@ -188,6 +189,17 @@ class CastInserter {
         alreadyCast(value, kind, devices)) {
       return;
     }
+    if (kind != ops::kPromote && value->node()->kind() == prim::Constant &&
+        isTensor(actual)) {
+      // A frozen weight whose cast FoldStaticCasts has done (or found to
+      // do nothing) here: casting it again would do nothing either.
+      const auto constant = toIValue(value);
+      if (constant && constant->isTensor() &&
+          StaticCastIsIdentity(
+              kind == ops::kToFp16, constant->toTensor(), devices, scopes_)) {
+        return;
+      }
+    }
     TypePtr output_type;
     if (isTensor(formal) || (isOptionalTensor(formal) && isTensor(actual))) {
       output_type = TensorType::get();
@@ -294,7 +306,7 @@ class CastInserter {
   }
 
   Graph& graph_;
-  OpenScopes scopes_;
+  StaticScopes scopes_;
   Value* caller_region_ = nullptr;
   std::map<std::string, Value*> devices_constants_;
   bool changed_ = false;

@@ -1,6 +1,7 @@
 // The autocast scopes open at a point of a walk over lowered IR, shared by
 // the passes that walk it in program order (lower_autocast_scopes.cpp,
-// insert_smart_casts.cpp).
+// insert_smart_casts.cpp, and through static_scopes.h the passes on frozen
+// graphs).
 #pragma once
 
 #include "jitamp_ir.h"
@@ -68,6 +69,11 @@ class OpenScopes {
       }
     }
     return nullptr;
+  }
+
+  // The open scopes, outermost first.
+  const std::vector<OpenScope>& all() const {
+    return open_;
   }
 
  private:

@@ -205,6 +205,25 @@ std::vector<std::string> opsMissingFromTable(c10::DeviceType device) {
   return missingLocked(device);
 }
 
+OpKernels opKernels(
+    const std::string& name,
+    const std::string& overload,
+    c10::DeviceType device) {
+  OpKernels kernels;
+  const auto handle =
+      c10::Dispatcher::singleton().findOp(c10::OperatorName(name, overload));
+  if (!handle) {
+    return kernels;
+  }
+  kernels.in_dispatcher = true;
+  std::lock_guard<std::mutex> lock(mutex());
+  kernels.autocast =
+      hasAutocastKernel(overload.empty() ? name : name + "." + overload, device);
+  kernels.composite_implicit = handle->hasKernelForDispatchKey(
+      c10::DispatchKey::CompositeImplicitAutograd);
+  return kernels;
+}
+
 void overrideAutocastKernelForTesting(
     const std::string& op,
     c10::DeviceType device,

@@ -61,6 +61,21 @@ std::vector<TableRow> tableRows();
 // table has no row: left to the dispatcher.
 std::vector<std::string> opsMissingFromTable(c10::DeviceType device);
 
+// What the installed dispatcher has for an op (name "aten::flatten",
+// overload "using_ints" or ""): whether it knows it at all (ops TorchScript
+// alone registers, e.g. aten::size.int, it does not), an autocast kernel for
+// `device` (as the table's rows are checked, test overrides included), a
+// CompositeImplicitAutograd kernel.
+struct OpKernels {
+  bool in_dispatcher = false;
+  bool autocast = false;
+  bool composite_implicit = false;
+};
+OpKernels opKernels(
+    const std::string& name,
+    const std::string& overload,
+    c10::DeviceType device);
+
 // Tests only: pretend the installed torch does (true) or does not (false)
 // have an autocast kernel for `op` on `device`; nullopt forgets it.
 void overrideAutocastKernelForTesting(

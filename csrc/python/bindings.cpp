@@ -2,6 +2,7 @@
 // it also registers the jitamp ops (the files of csrc/jit_autocast, linked
 // into the same library).
 #include "carry_autocast_into_tasks.h"
+#include "fold_static_casts.h"
 #include "function_rewrite.h"
 #include "insert_smart_casts.h"
 #include "jitamp_rewrite.h"
@@ -9,6 +10,7 @@
 #include "make_waits_blocking.h"
 #include "policy_table.h"
 #include "record_autocast_cache_flags.h"
+#include "strip_static_scopes.h"
 #include "wrap_in_autocast_scope.h"
 
 #include <torch/csrc/jit/api/module.h>
@@ -88,6 +90,42 @@ PYBIND11_MODULE(_C, m) {
       py::arg("dtype"),
       "Put a method's whole body in `with torch.autocast(device_type, dtype)`"
       " (wrap_in_autocast_scope.h); before the rewrite and the first call.");
+
+  m.def(
+      "fold_static_casts",
+      [](const std::shared_ptr<torch::jit::Graph>& graph) {
+        return jitamp::FoldStaticCasts(graph);
+      },
+      py::arg("graph"),
+      "Casts of constants under a static autocast state, done once "
+      "(fold_static_casts.h); returns whether the graph changed.");
+
+  m.def(
+      "fold_static_casts_in_module",
+      [](const torch::jit::Module& module) {
+        return jitamp::FoldStaticCastsInModule(module);
+      },
+      py::arg("module"),
+      "fold_static_casts on every method of a (frozen) module; returns the "
+      "names changed.");
+
+  m.def(
+      "static_scope_obstacles",
+      [](const std::shared_ptr<torch::jit::Graph>& graph) {
+        return jitamp::StaticScopeObstacles(graph);
+      },
+      py::arg("graph"),
+      "Why a folded frozen graph cannot do without jitamp's ops "
+      "(strip_static_scopes.h); empty if it can.");
+
+  m.def(
+      "strip_static_scopes",
+      [](const std::shared_ptr<torch::jit::Graph>& graph) {
+        return jitamp::StripStaticScopes(graph);
+      },
+      py::arg("graph"),
+      "A folded frozen graph without jitamp's ops, exact for callers whose "
+      "autocast is off (strip_static_scopes.h); returns whether it changed.");
 
   m.def(
       "function_has_run",

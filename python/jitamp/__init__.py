@@ -9,11 +9,13 @@ rewritten once, before it first runs. `jitamp.rewrite(obj)` does the same for
 objects scripted earlier or loaded with `torch.jit.load`; `jitamp.load(path)`
 does both for a saved model. `jitamp.add_autocast(module, "cpu", torch.bfloat16)`
 gives a module whose source has no autocast mixed precision, as if its
-forward were inside `with torch.autocast(...)`.
+forward were inside `with torch.autocast(...)`. `jitamp.freeze(module)` (or
+torch.jit.freeze of a rewritten module) casts frozen weights once where the
+scope's autocast state is static.
 """
 from ._library import _C  # noqa: F401  (registers the jitamp ops)
-from .api import add_autocast, disable, enable, is_enabled, load, rewrite
+from .api import add_autocast, disable, enable, freeze, is_enabled, load, rewrite
 from .passes import rewrite_graph
 
-__all__ = ["enable", "disable", "is_enabled", "load", "rewrite", "add_autocast", "rewrite_graph"]
+__all__ = ["enable", "disable", "is_enabled", "load", "rewrite", "add_autocast", "freeze", "rewrite_graph"]
 __version__ = "0.1.0"

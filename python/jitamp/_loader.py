@@ -16,6 +16,8 @@ linked with the jitamp_ops library.
 from __future__ import annotations
 
 import functools
+import threading
+from typing import Any
 
 import torch
 
@@ -67,19 +69,35 @@ def _simple_executor_of(module: torch._C.ScriptModule) -> bool | None:
     return bool(module.getattr(ATTRIBUTE).simple_executor)
 
 
+_freezing = threading.local()  # .deferred: optimize_for_inference folds at its end
+
+
+def _fold_static_casts(frozen: Any) -> None:
+    """Casts of frozen weights under a static autocast state, done once
+    (csrc/jit_autocast/fold_static_casts.h), in every method of `frozen`."""
+    from ._library import _C
+
+    _C.fold_static_casts_in_module(frozen._c)
+
+
 def _keep_frozen_modules_rewritten() -> None:
     """torch.jit.freeze clones a module into new functions, which run as
     TorchScript's defaults say: PyTorch's built-in JIT autocast would then
     run on a frozen jitamp model at its first call under an eager autocast
     (float16 where eager gives float32 behind a scripted enabled=False
     scope). Freezing a module jitamp rewrote rewrites the frozen copy too, as
-    jitamp.rewrite() does (optimize_for_inference freezes through the same
-    function)."""
+    jitamp.rewrite() does, then does each cast of a frozen weight whose
+    autocast state the graph fixes once (fold_static_casts).
+    optimize_for_inference freezes through the same function; it folds after
+    its own passes, which thus see the graph they saw before (weights behind
+    their casts: no MKLDNN repacking or linear concatenation of cast
+    weights, whose numerics are not eager's)."""
     from torch.jit import _freeze
 
     freeze = _freeze.freeze
     if getattr(freeze, "_jitamp_rewrites", False):
         return
+    optimize = _freeze.optimize_for_inference
 
     @functools.wraps(freeze)
     def freeze_and_rewrite(mod, *args, **kwargs):
@@ -89,12 +107,30 @@ def _keep_frozen_modules_rewritten() -> None:
             from .api import rewrite
 
             rewrite(frozen, profiling_executor=not simple)
+            if not getattr(_freezing, "deferred", False):
+                _fold_static_casts(frozen)
         return frozen
+
+    @functools.wraps(optimize)
+    def optimize_and_fold(mod, *args, **kwargs):
+        rewritten = isinstance(mod, torch.jit.ScriptModule) and _simple_executor_of(mod._c) is not None
+        was_deferred = getattr(_freezing, "deferred", False)
+        _freezing.deferred = True
+        try:
+            optimized = optimize(mod, *args, **kwargs)
+        finally:
+            _freezing.deferred = was_deferred
+        if rewritten and not was_deferred:
+            _fold_static_casts(optimized)
+        return optimized
 
     freeze_and_rewrite._jitamp_rewrites = True  # type: ignore[attr-defined]
     _freeze.freeze = freeze_and_rewrite
+    _freeze.optimize_for_inference = optimize_and_fold
     if torch.jit.freeze is freeze:
         torch.jit.freeze = freeze_and_rewrite
+    if torch.jit.optimize_for_inference is optimize:
+        torch.jit.optimize_for_inference = optimize_and_fold
 
 
 _keep_frozen_modules_rewritten()

@@ -1,4 +1,4 @@
-"""The public API: enable(), disable(), rewrite(), load(), add_autocast()."""
+"""The public API: enable(), disable(), rewrite(), load(), add_autocast(), freeze()."""
 from __future__ import annotations
 
 import atexit
@@ -238,6 +238,53 @@ def add_autocast(
     for name in methods:
         _C.wrap_method_in_autocast(target, name, device_type, _AUTOCAST_DTYPES[dtype])
     return rewrite(module, profiling_executor=profiling_executor)
+
+
+def freeze(module: Any, *, preserved_attrs: Sequence[str] | None = None,
+           optimize_numerics: bool = True, profiling_executor: bool = False,
+           standalone: bool = False) -> Any:
+    """torch.jit.freeze for inference (an eval module), after rewrite().
+
+    The frozen copy runs as rewrite() says and is exact for callers in any
+    autocast state. Each cast of a frozen weight inside a scope whose device
+    type, dtype and enabled flag are constants is done once, now, by eager's
+    cast (a constant in the graph; no cast per call), and a cast of a weight
+    that does nothing there is removed; casts whose state depends on the
+    caller stay (docs/design.md, "Frozen inference"). torch.jit.freeze and
+    torch.jit.optimize_for_inference of a module jitamp rewrote do the same;
+    this also takes a module scripted without jitamp (rewritten first, which
+    needs it not to have run).
+
+    standalone=True: a frozen model without any jitamp op, which runs in a
+    stock LibTorch or torch.jit.load without jitamp, exact for callers whose
+    autocast is off (a caller's autocast reaches its ops as it reaches any
+    stock TorchScript model). Raises ValueError, saying why, unless every
+    scope is a CPU scope with constant dtype and enabled and every op in it
+    can do without one (strip_static_scopes.h).
+    """
+    if not isinstance(module, torch.jit.ScriptModule):
+        raise TypeError(f"jitamp.freeze expects a scripted or loaded module, got {type(module).__name__}")
+    if module.training:
+        raise ValueError("jitamp.freeze freezes modules for inference: call .eval() first")
+    rewrite(module, profiling_executor=profiling_executor)
+    if not standalone:
+        return torch.jit.freeze(module, preserved_attrs=preserved_attrs, optimize_numerics=optimize_numerics)
+    # torch's own freeze (no loader object: it would need jitamp to load)
+    plain_freeze = getattr(torch.jit.freeze, "__wrapped__", torch.jit.freeze)
+    frozen = plain_freeze(module, preserved_attrs=preserved_attrs, optimize_numerics=optimize_numerics)
+    if frozen._c.hasattr(_loader.ATTRIBUTE):
+        raise ValueError("jitamp.freeze(standalone=True): the module's methods use its jitamp loader object")
+    _C.rewrite_module(frozen._c, simple_executor=not profiling_executor)
+    _C.fold_static_casts_in_module(frozen._c)
+    graphs = {name: frozen._c._get_method(name).graph for name in frozen._c._method_names()}
+    obstacles = [f"{name}: {line}" for name, graph in graphs.items()
+                 for line in _C.static_scope_obstacles(graph)]
+    if obstacles:
+        raise ValueError("jitamp.freeze(standalone=True): the frozen model needs jitamp's ops:\n  "
+                         + "\n  ".join(obstacles))
+    for graph in graphs.values():
+        _C.strip_static_scopes(graph)
+    return frozen
 
 
 def load(f: Any, *, profiling_executor: bool = False, **kwargs: Any) -> Any:

@@ -7,6 +7,11 @@ pipeline (jitamp_rewrite.h), in this order:
         -> make_waits_blocking -> carry_autocast_into_tasks
         -> insert_smart_casts
 
+On frozen graphs, `fold_static_casts` then does the casts of frozen
+weights whose autocast state the graph fixes, and `strip_static_scopes`
+(standalone freezing) removes every jitamp op where all scopes are static
+(FROZEN).
+
 Each pass is also callable on its own, for tests and for looking at what
 one step does. The policy table that insert_smart_casts reads is in
 `policy`.
@@ -30,6 +35,17 @@ PIPELINE: tuple[tuple[str, Callable[[torch._C.Graph], bool]], ...] = (
 )
 
 
+#: Passes on frozen graphs, after the pipeline: torch.jit.freeze of a
+#: rewritten module runs fold_static_casts on every method;
+#: jitamp.freeze(standalone=True) then strip_static_scopes (where
+#: static_scope_obstacles finds none).
+FROZEN: tuple[tuple[str, Callable[[torch._C.Graph], bool]], ...] = (
+    ("fold_static_casts", _C.fold_static_casts),
+    ("strip_static_scopes", _C.strip_static_scopes),
+)
+static_scope_obstacles = _C.static_scope_obstacles
+
+
 def rewrite_graph(graph: torch._C.Graph) -> bool:
     """Run the whole pipeline on one graph in place (and on the subgraphs of
     its forks). Callees are not followed: use jitamp.rewrite on functions
@@ -39,6 +55,8 @@ def rewrite_graph(graph: torch._C.Graph) -> bool:
 
 __all__ = [
     "PIPELINE",
+    "FROZEN",
+    "static_scope_obstacles",
     "rewrite_graph",
     "policy_table",
     "dispatcher_autocast_ops",

@@ -1,0 +1,274 @@
+#include "fold_static_casts.h"
+
+#include "cast_ops.h"
+#include "jitamp_ir.h"
+#include "static_scopes.h"
+
+#include <ATen/autocast_mode.h>
+#include <c10/core/GradMode.h>
+#include <torch/csrc/jit/jit_log.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace jitamp {
+
+using namespace torch::jit;
+
+namespace {
+
+using DeviceStates = std::map<c10::DeviceType, DeviceAutocast>;
+
+// Sets the thread's autocast state of some device types for the length of
+// a cast done now (the cast cache off, grad mode off: a cast that is neither
+// cached nor recorded), and restores all of it.
+class StateForCast {
+ public:
+  explicit StateForCast(const DeviceStates& states)
+      : cache_was_enabled_(at::autocast::is_autocast_cache_enabled()) {
+    for (const auto& [device_type, state] : states) {
+      previous_[device_type] = {
+          at::autocast::is_autocast_enabled(device_type),
+          at::autocast::get_autocast_dtype(device_type)};
+      at::autocast::set_autocast_enabled(device_type, state.enabled);
+      if (state.enabled) {
+        at::autocast::set_autocast_dtype(device_type, state.dtype);
+      }
+    }
+    at::autocast::set_autocast_cache_enabled(false);
+  }
+
+  ~StateForCast() {
+    for (const auto& [device_type, state] : previous_) {
+      at::autocast::set_autocast_enabled(device_type, state.enabled);
+      at::autocast::set_autocast_dtype(device_type, state.dtype);
+    }
+    at::autocast::set_autocast_cache_enabled(cache_was_enabled_);
+  }
+
+  StateForCast(const StateForCast&) = delete;
+  StateForCast& operator=(const StateForCast&) = delete;
+
+ private:
+  c10::NoGradGuard no_grad_;
+  bool cache_was_enabled_;
+  DeviceStates previous_;
+};
+
+// The static state of each device type among `tensors`, or nullopt if one
+// of them is not static.
+std::optional<DeviceStates> staticStatesOf(
+    const std::vector<at::Tensor>& tensors,
+    const StaticScopes& scopes) {
+  DeviceStates states;
+  for (const auto& tensor : tensors) {
+    if (!tensor.defined()) {
+      continue;
+    }
+    const auto device_type = tensor.device().type();
+    const auto state = scopes.stateOf(device_type);
+    if (!state) {
+      return std::nullopt;
+    }
+    states[device_type] = *state;
+  }
+  return states;
+}
+
+std::string describe(const DeviceStates& states) {
+  std::string out;
+  for (const auto& [device_type, state] : states) {
+    out += c10::DeviceTypeName(device_type, /*lower_case=*/true) + "=" +
+        (state.enabled ? c10::toString(state.dtype) : "off") + ";";
+  }
+  return out;
+}
+
+bool isTensorLike(const TypePtr& type) {
+  if (type->kind() == TypeKind::TensorType) {
+    return true;
+  }
+  const auto opt = type->cast<OptionalType>();
+  return opt && opt->getElementType()->kind() == TypeKind::TensorType;
+}
+
+class CastFolder {
+ public:
+  explicit CastFolder(Graph& graph) : graph_(graph) {}
+
+  bool run() {
+    foldInBlock(graph_.block());
+    dropUnusedCallerRegions(graph_.block());
+    return changed_;
+  }
+
+ private:
+  void foldInBlock(Block* block) {
+    for (auto it = block->nodes().begin(); it != block->nodes().end();) {
+      Node* node = *it;
+      ++it; // the node may be destroyed below
+      if (scopes_.track(node) || hasTaskSubgraph(node)) {
+        continue;
+      }
+      scopes_.walkBlocks(node, [this](Block* sub) { foldInBlock(sub); });
+      if (isSmartCast(node)) {
+        fold(node);
+      }
+    }
+  }
+
+  // A smart cast whose tensor inputs are all constants: the inputs as
+  // tensors (undefined for a None), in order, with the other inputs'
+  // constants; nullopt otherwise (a Tensor[] input never is: it is a
+  // prim::ListConstruct).
+  void fold(Node* cast) {
+    const FunctionSchema& schema = cast->schema();
+    std::vector<at::Tensor> tensors;
+    std::vector<size_t> tensor_indices;
+    std::string devices;
+    std::optional<at::ScalarType> dtype;
+    std::string key = cast->kind().toQualString();
+    key += "." + schema.overload_name() + "(";
+    for (size_t i = 0; i < cast->inputs().size(); ++i) {
+      const Argument& formal = schema.arguments().at(i);
+      Value* input = cast->input(i);
+      if (formal.name() == "region") {
+        continue;
+      }
+      const auto constant = toIValue(input);
+      if (!constant) {
+        return;
+      }
+      key += std::to_string(input->unique()) + ",";
+      if (formal.name() == "devices") {
+        devices = constant->toStringRef();
+      } else if (formal.name() == "dtype") {
+        if (!constant->isNone()) {
+          dtype = constant->toScalarType();
+        }
+      } else if (isTensorLike(formal.type())) {
+        tensors.push_back(constant->isNone() ? at::Tensor() : constant->toTensor());
+        tensor_indices.push_back(i);
+      } else {
+        return; // not a cast this pass knows
+      }
+    }
+    const auto states = staticStatesOf(tensors, scopes_);
+    if (!states) {
+      return;
+    }
+    key += ")" + describe(*states);
+
+    std::vector<Value*> results;
+    if (auto done = folded_.find(key); done != folded_.end()) {
+      results = done->second;
+    } else {
+      const std::vector<at::Tensor> cast_tensors =
+          castNow(cast, tensors, devices, dtype, *states);
+      for (size_t k = 0; k < cast_tensors.size(); ++k) {
+        Value* input = cast->input(tensor_indices[k]);
+        if (!cast_tensors[k].defined() || cast_tensors[k].is_same(tensors[k])) {
+          results.push_back(input); // the cast does nothing here
+        } else {
+          results.push_back(constantFor(input, cast_tensors[k]));
+        }
+      }
+      folded_.emplace(key, results);
+    }
+    TORCH_INTERNAL_ASSERT(results.size() == cast->outputs().size());
+    GRAPH_UPDATE("Folding ", *cast, " under ", describe(*states));
+    for (size_t k = 0; k < results.size(); ++k) {
+      cast->output(k)->replaceAllUsesWith(results[k]);
+    }
+    cast->destroy();
+    changed_ = true;
+  }
+
+  // The cast, done now by its kernel under the static state.
+  std::vector<at::Tensor> castNow(
+      const Node* cast,
+      const std::vector<at::Tensor>& tensors,
+      const std::string& devices,
+      std::optional<at::ScalarType> dtype,
+      const DeviceStates& states) {
+    StateForCast state(states);
+    const Symbol kind = cast->kind();
+    const std::string& overload = cast->schema().overload_name();
+    const bool lower = kind == ops::kToFp16;
+    if (kind == ops::kPromote) {
+      return promoteList(tensors, devices, /*region=*/0);
+    }
+    if (overload == "if_no_dtype") {
+      return {toFp32IfNoDtype(tensors.at(0), devices, dtype, 0)};
+    }
+    TORCH_INTERNAL_ASSERT(tensors.size() == 1, "jitamp: unexpected cast ", *cast);
+    if (!tensors[0].defined()) {
+      return {tensors[0]};
+    }
+    return {lower ? toFp16(tensors[0], devices, 0) : toFp32(tensors[0], devices, 0)};
+  }
+
+  // A new constant at the top of the graph, named after the weight.
+  Value* constantFor(Value* input, const at::Tensor& value) {
+    WithInsertPoint guard(graph_.block()->nodes().front());
+    Value* constant = graph_.insertConstant(value);
+    if (input->hasDebugName()) {
+      constant->setDebugName(
+          input->debugNameBase() + "_" +
+          c10::toString(value.scalar_type()));
+    }
+    return constant;
+  }
+
+  // The caller-region tokens of the casts that are gone.
+  void dropUnusedCallerRegions(Block* block) {
+    for (auto it = block->nodes().begin(); it != block->nodes().end();) {
+      Node* node = *it;
+      ++it;
+      for (Block* sub : node->blocks()) {
+        dropUnusedCallerRegions(sub);
+      }
+      if (node->kind() == ops::kCallerRegion && !node->output()->hasUses()) {
+        node->destroy();
+        changed_ = true;
+      }
+    }
+  }
+
+  Graph& graph_;
+  StaticScopes scopes_;
+  std::map<std::string, std::vector<Value*>> folded_;
+  bool changed_ = false;
+};
+
+} // namespace
+
+bool FoldStaticCasts(const std::shared_ptr<Graph>& graph) {
+  const bool changed = CastFolder(*graph).run();
+  if (changed) {
+    GRAPH_DUMP("After folding static casts:", graph);
+  }
+  return changed;
+}
+
+bool StaticCastIsIdentity(
+    bool lower_precision,
+    const at::Tensor& tensor,
+    const std::string& devices,
+    const StaticScopes& scopes) {
+  if (!tensor.defined()) {
+    return true;
+  }
+  const auto states = staticStatesOf({tensor}, scopes);
+  if (!states) {
+    return false;
+  }
+  StateForCast state(*states);
+  const at::Tensor cast = lower_precision ? toFp16(tensor, devices, 0)
+                                          : toFp32(tensor, devices, 0);
+  return cast.is_same(tensor);
+}
+
+} // namespace jitamp

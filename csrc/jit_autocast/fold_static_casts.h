@@ -1,0 +1,46 @@
+// Pass: casts of constant tensors (frozen weights) whose autocast state is
+// known from the IR, done once.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/DeviceType.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace torch::jit {
+struct Graph;
+} // namespace torch::jit
+
+namespace jitamp {
+
+class StaticScopes;
+
+// For each smart cast (cast_ops.cpp) whose tensor inputs are all constants
+// (prim::Constant: the weights of a module frozen with torch.jit.freeze)
+// and whose governing autocast state is static (static_scopes.h): runs the
+// cast now, with the same kernel and that state (grad mode off, no cast
+// cache: eager's cast, hence eager's bits), and replaces it by its result,
+// a new constant, or by its input where the cast returns its input (not
+// floating point, float64, already the target dtype, another device type,
+// autocast statically off). One constant per weight, state and cast. Then
+// drops the caller-region tokens nothing uses any more. Casts of
+// non-constant values, and every cast where the state depends on the
+// caller, stay. Does not enter fork subgraphs (a task runs in the state
+// its caller hands it). Sound on any rewritten graph, frozen or not.
+// Idempotent (InsertSmartCasts does not cast a constant again where this
+// pass would remove the cast). Returns whether it changed the graph.
+bool FoldStaticCasts(const std::shared_ptr<torch::jit::Graph>& graph);
+
+// Whether the single-tensor cast `lower_precision` (autocast_to_fp16, else
+// autocast_to_fp32) of the constant `tensor`, for the policy's `devices`,
+// is known to return `tensor` itself at the point `scopes` describes: its
+// device type's state is static and the cast does nothing there.
+bool StaticCastIsIdentity(
+    bool lower_precision,
+    const at::Tensor& tensor,
+    const std::string& devices,
+    const StaticScopes& scopes);
+
+} // namespace jitamp

@@ -1,0 +1,364 @@
+#include "strip_static_scopes.h"
+
+#include "jitamp_ir.h"
+#include "policy_table.h"
+#include "static_scopes.h"
+
+#include <torch/csrc/jit/jit_log.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace jitamp {
+
+using namespace torch::jit;
+
+namespace {
+
+// CompositeImplicitAutograd ops without an autocast kernel whose
+// decomposition reaches no op eager autocasts on CPU: with the state off
+// they compute what eager computes under an enabled scope.
+// tests/test_freeze.py checks each against eager.
+const std::set<std::string>& decomposeUncast() {
+  static const std::set<std::string> ops = {
+      "aten::flatten.using_ints",
+      "aten::layer_norm",
+      "aten::batch_norm",
+      "aten::max_pool2d",
+      "aten::dropout",
+      "aten::reshape",
+      "aten::softmax.int",
+      "aten::adaptive_avg_pool2d",
+      "aten::to.dtype",
+      "aten::to.dtype_layout",
+      "aten::to.device",
+      "aten::to.other",
+      "aten::type_as",
+      "aten::contiguous",
+      "aten::chunk",
+      "aten::size.int",
+      "aten::expand_as",
+      "aten::view_as",
+  };
+  return ops;
+}
+
+bool isJitampOp(const Node* node) {
+  return std::string(node->kind().toQualString()).rfind("jitamp::", 0) == 0;
+}
+
+std::string where(const Node* node) {
+  std::ostringstream out;
+  auto range = node->sourceRange();
+  if (!range.file_line_col() && node->kind() == ops::kEnter &&
+      node->inputs().size() == 1) {
+    range = node->input(0)->node()->sourceRange(); // the autocast object
+  }
+  if (const auto file = range.file_line_col()) {
+    out << std::get<0>(*file) << ":" << std::get<1>(*file);
+  } else {
+    out << "(no source)";
+  }
+  return out.str();
+}
+
+// How a smart cast becomes stock ops, for a caller whose autocast is off.
+struct Lowering {
+  bool possible = false;
+  bool identity = true; // else: to `dtype` if eligible
+  at::ScalarType dtype = at::kFloat;
+};
+
+class StaticScopeWalk {
+ public:
+  explicit StaticScopeWalk(Graph& graph) : graph_(graph) {}
+
+  std::vector<std::string> obstacles() {
+    lowerings_.clear();
+    obstacles_.clear();
+    walk(graph_.block());
+    return obstacles_;
+  }
+
+  bool strip() {
+    const auto found = obstacles();
+    if (!found.empty()) {
+      std::string all;
+      for (const auto& line : found) {
+        all += "\n  " + line;
+      }
+      TORCH_CHECK(
+          false,
+          "jitamp: this graph cannot run without jitamp's ops:",
+          all);
+    }
+    bool changed = false;
+    for (const auto& [cast, lowering] : lowerings_) {
+      lower(cast, lowering);
+      changed = true;
+    }
+    changed |= removeScopeOps(graph_.block());
+    if (changed) {
+      EliminateDeadCode(graph_.shared_from_this());
+    }
+    assertNoJitampOp(graph_.block());
+    return changed;
+  }
+
+ private:
+  // The CPU state at this point, for a caller whose autocast is off.
+  DeviceAutocast cpuState() const {
+    const auto state = scopes_.stateOf(c10::DeviceType::CPU);
+    return state ? *state : DeviceAutocast{};
+  }
+
+  void obstacle(const Node* node, const std::string& why) {
+    obstacles_.push_back(where(node) + ": " + why);
+  }
+
+  void walk(Block* block) {
+    for (Node* node : block->nodes()) {
+      if (node->kind() == ops::kEnter) {
+        const ScopeFacts facts = scopeFacts(node);
+        if (!facts.device_type || !facts.state ||
+            *facts.device_type != c10::DeviceType::CPU) {
+          obstacle(
+              node,
+              "an autocast scope whose device type, dtype or enabled flag "
+              "is not a constant, or not for CPU");
+        }
+      }
+      if (scopes_.track(node)) {
+        continue;
+      }
+      if (hasTaskSubgraph(node)) {
+        obstacle(node, "a forked task");
+        continue;
+      }
+      scopes_.walkBlocks(node, [this](Block* sub) { walk(sub); });
+      if (isSmartCast(node)) {
+        checkCast(node);
+      } else if (
+          node->kind() == ops::kCacheEnabled ||
+          node->kind() == ops::kCallerRegion) {
+        // removed with the scopes
+      } else if (isJitampOp(node)) {
+        obstacle(node, std::string(node->kind().toQualString()));
+      } else if (
+          node->kind() == prim::CallFunction ||
+          node->kind() == prim::CallMethod ||
+          node->kind() == prim::PythonOp) {
+        obstacle(node, "a call that is not inlined");
+      } else if (cpuState().enabled) {
+        checkOp(node);
+      }
+    }
+  }
+
+  void checkCast(Node* cast) {
+    const auto devices = toIValue(cast->namedInput("devices"));
+    TORCH_INTERNAL_ASSERT(devices && devices->isString());
+    const bool names_cpu =
+        devices->toStringRef().find("cpu") != std::string::npos;
+    const DeviceAutocast state = cpuState();
+    Lowering lowering;
+    lowering.possible = true;
+    if (!names_cpu || !state.enabled) {
+      lowerings_.emplace_back(cast, lowering); // does nothing
+      return;
+    }
+    const std::string& overload = cast->schema().overload_name();
+    const bool lower = cast->kind() == ops::kToFp16;
+    lowering.identity = false;
+    lowering.dtype = lower ? state.dtype : at::kFloat;
+    if (overload == "if_no_dtype") {
+      const auto dtype = toIValue(cast->namedInput("dtype"));
+      if (!dtype) {
+        obstacle(cast, "a float32 cast whose dtype argument is not a constant");
+        return;
+      }
+      lowering.identity = !dtype->isNone();
+    } else if (cast->kind() == ops::kPromote || !overload.empty()) {
+      obstacle(
+          cast,
+          std::string("a ") + cast->kind().toQualString() +
+              (overload.empty() ? "" : "." + overload) +
+              " cast in an enabled scope (no stock op does it as eager)");
+      return;
+    }
+    lowerings_.emplace_back(cast, lowering);
+  }
+
+  void checkOp(Node* node) {
+    if (node->kind().is_prim() || node->kind() == prim::Constant) {
+      return;
+    }
+    const FunctionSchema* schema = node->maybeSchema();
+    if (schema == nullptr) {
+      obstacle(node, std::string("an op without a schema: ") +
+                   node->kind().toQualString());
+      return;
+    }
+    const OpKernels kernels =
+        opKernels(schema->name(), schema->overload_name(), c10::DeviceType::CPU);
+    const std::string op = schema->name() +
+        (schema->overload_name().empty() ? "" : "." + schema->overload_name());
+    if (!kernels.in_dispatcher) {
+      return; // TorchScript's own (sizes, lists, scalars)
+    }
+    if (kernels.autocast) {
+      switch (effectivePolicy(schema->name(), schema->overload_name()).cpu) {
+        case CastPolicy::LowerPrecisionFp:
+        case CastPolicy::Fp32:
+        case CastPolicy::Fp32SetOptDtype:
+        case CastPolicy::Fp32AppendDtype:
+          return; // its casts are in the graph
+        default:
+          obstacle(node, op + ": eager autocasts it, and the graph does not "
+                              "spell its casts");
+          return;
+      }
+    }
+    if (kernels.composite_implicit && !decomposeUncast().count(op)) {
+      obstacle(
+          node,
+          op + ": CompositeImplicitAutograd without an autocast kernel "
+               "(eager autocasts the ops it decomposes into)");
+    }
+  }
+
+  // x -> prim::If(eligible and not dtype) { x.to(dtype) } else { x }:
+  // eager's is_eligible (floating, not float64, CPU or MKLDNN) and cast.
+  void lower(Node* cast, const Lowering& lowering) {
+    if (lowering.identity) {
+      const size_t n = cast->outputs().size();
+      for (size_t i = 0; i < n; ++i) {
+        cast->output(i)->replaceAllUsesWith(cast->input(i));
+      }
+      cast->destroy();
+      return;
+    }
+    WithInsertPoint guard(cast);
+    Value* x = cast->input(0);
+    Value* target = graph_.insertConstant(static_cast<int64_t>(lowering.dtype));
+    Value* dtype = graph_.insert(prim::dtype, {x});
+    Value* floating = graph_.insert(aten::is_floating_point, {x});
+    Value* cpu = graph_.insert(c10::Symbol::prim("is_cpu"), {x});
+    Value* mkldnn = graph_.insert(c10::Symbol::prim("is_mkldnn"), {x});
+    Value* on_cpu = graph_.insert(aten::__or__, {cpu, mkldnn});
+    Value* not_double = graph_.insert(
+        aten::ne, {dtype, graph_.insertConstant(static_cast<int64_t>(at::kDouble))});
+    Value* other = graph_.insert(aten::ne, {dtype, target});
+    Value* eligible = graph_.insert(
+        aten::__and__,
+        {graph_.insert(aten::__and__, {floating, on_cpu}),
+         graph_.insert(aten::__and__, {not_double, other})});
+    Node* branch = graph_.create(prim::If, {eligible}, 1);
+    graph_.insertNode(branch);
+    branch->output()->setType(TensorType::get());
+    Block* then_block = branch->addBlock();
+    Block* else_block = branch->addBlock();
+    {
+      WithInsertPoint in_then(then_block);
+      Value* none = graph_.insertConstant(c10::IValue());
+      Value* no = graph_.insertConstant(false);
+      then_block->registerOutput(
+          graph_.insert(aten::to, {x, target, no, no, none}));
+    }
+    else_block->registerOutput(x);
+    branch->setSourceRange(cast->sourceRange());
+    cast->output()->replaceAllUsesWith(branch->output());
+    cast->destroy();
+  }
+
+  static void collect(Block* block, Symbol kind, std::vector<Node*>& out) {
+    for (Node* node : block->nodes()) {
+      for (Block* sub : node->blocks()) {
+        collect(sub, kind, out);
+      }
+      if (node->kind() == kind) {
+        out.push_back(node);
+      }
+    }
+  }
+
+  bool removeScopeOps(Block* block) {
+    std::vector<Node*> exits, regions, cache_flags, enters;
+    collect(block, ops::kExit, exits);
+    collect(block, ops::kCallerRegion, regions);
+    collect(block, ops::kCacheEnabled, cache_flags);
+    collect(block, ops::kEnter, enters);
+    for (Node* node : exits) {
+      node->destroy();
+    }
+    for (Node* node : regions) {
+      TORCH_INTERNAL_ASSERT(!node->output()->hasUses());
+      node->destroy();
+    }
+    for (Node* node : cache_flags) {
+      const std::vector<Use> uses = node->output()->uses();
+      for (const Use& use : uses) {
+        TORCH_INTERNAL_ASSERT(use.user->kind() == prim::SetAttr);
+        use.user->destroy();
+      }
+      node->destroy();
+    }
+    for (Node* enter : enters) {
+      Value* object = enter->inputs().size() == 1 ? enter->input(0) : nullptr;
+      TORCH_INTERNAL_ASSERT(
+          !enter->output(0)->hasUses() && !enter->output(1)->hasUses());
+      enter->destroy();
+      if (object != nullptr && object->node()->kind() == prim::CreateObject) {
+        removeObjectIfOnlySet(object);
+      }
+    }
+    return !(exits.empty() && regions.empty() && cache_flags.empty() &&
+             enters.empty());
+  }
+
+  // An autocast object nothing reads any more.
+  static void removeObjectIfOnlySet(Value* object) {
+    for (const Use& use : object->uses()) {
+      if (use.user->kind() != prim::SetAttr) {
+        return;
+      }
+    }
+    while (object->hasUses()) {
+      object->uses().front().user->destroy();
+    }
+    object->node()->destroy();
+  }
+
+  void assertNoJitampOp(Block* block) {
+    for (Node* node : block->nodes()) {
+      TORCH_INTERNAL_ASSERT(!isJitampOp(node), "jitamp: left ", *node);
+      for (Block* sub : node->blocks()) {
+        assertNoJitampOp(sub);
+      }
+    }
+  }
+
+  Graph& graph_;
+  StaticScopes scopes_;
+  std::vector<std::pair<Node*, Lowering>> lowerings_;
+  std::vector<std::string> obstacles_;
+};
+
+} // namespace
+
+std::vector<std::string> StaticScopeObstacles(const std::shared_ptr<Graph>& graph) {
+  return StaticScopeWalk(*graph).obstacles();
+}
+
+bool StripStaticScopes(const std::shared_ptr<Graph>& graph) {
+  const bool changed = StaticScopeWalk(*graph).strip();
+  if (changed) {
+    GRAPH_DUMP("After stripping static scopes:", graph);
+  }
+  return changed;
+}
+
+} // namespace jitamp

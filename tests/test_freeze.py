@@ -1,0 +1,454 @@
+"""Frozen inference: casts of frozen weights under a static autocast state
+are done once, when the module is frozen (csrc/jit_autocast/fold_static_casts.h),
+and the frozen model still computes what eager autocast computes on the
+original module, for callers in any autocast state (docs/design.md, "Frozen
+inference")."""
+import contextlib
+import textwrap
+
+import pytest
+import torch
+from torch import Tensor, nn
+
+import jitamp
+import oracle
+from oracle import check_against_eager, cpu_autocast, torchscript_deprecation_ignored
+
+SMART_CASTS = ("jitamp::autocast_to_fp16", "jitamp::autocast_to_fp32", "jitamp::autocast_promote")
+
+# Eager autocast states of the caller: none, bf16, fp16, disabled.
+OUTERS = {
+    "no_outer": None,
+    "outer_bf16": cpu_autocast(torch.bfloat16),
+    "outer_fp16": cpu_autocast(torch.float16),
+    "outer_disabled": cpu_autocast(enabled=False),
+}
+GRAD = {
+    "no_grad": torch.no_grad,
+    "grad": contextlib.nullcontext,
+}
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Linear(16, 64), nn.GELU(), nn.Linear(64, 64), nn.ReLU(),
+            nn.LayerNorm(64), nn.Linear(64, 8))
+
+    def forward(self, x: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return self.net(x)
+
+
+class ConvNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 8, 3, bias=False)
+        self.head = nn.Linear(8, 5)
+
+    def forward(self, x: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = torch.relu(self.bn(self.conv1(x)))
+            y = self.conv2(y).mean(dim=(2, 3))
+            return self.head(y)
+
+
+class Dynamic(nn.Module):
+    """Static and dynamic parts side by side. (Each value is converted once:
+    torch.jit.freeze merges two equal `y.float()`, and with grad on their
+    gradients then add up in float32, not twice in bfloat16 as in eager --
+    freezing's common subexpressions, not autocast.)"""
+
+    def __init__(self):
+        super().__init__()
+        self.outside = nn.Linear(8, 8)  # no scope: the caller's state
+        self.flagged = nn.Linear(8, 8)  # enabled=flag
+        self.thread_dtype = nn.Linear(8, 8)  # no dtype: the thread's dtype
+        self.static = nn.Linear(8, 8)  # bf16 scope: folded
+        self.off = nn.Linear(8, 8)  # enabled=False inside it: casts removed
+
+    def forward(self, x: Tensor, flag: bool) -> Tensor:
+        y = self.outside(x)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=flag):
+            y = self.flagged(y)
+        with torch.autocast("cpu"):
+            y = self.thread_dtype(y)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = self.static(y).float()
+            with torch.autocast("cpu", enabled=False):
+                z = self.off(y)
+        return y + z
+
+
+class NestedDisabled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.b = nn.Linear(8, 8)
+
+    def forward(self, x: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = self.a(x)
+            with torch.autocast("cpu", enabled=False):
+                z = self.b(y.float())
+            return y + self.a(z)
+
+
+def frozen_and_eager(cls, how="freeze"):
+    torch.manual_seed(0)
+    model = cls().eval()
+    scripted = oracle.script(model)
+    with torchscript_deprecation_ignored():
+        if how == "freeze":
+            frozen = torch.jit.freeze(scripted)
+        elif how == "jitamp.freeze":
+            frozen = jitamp.freeze(scripted)
+        else:
+            frozen = torch.jit.optimize_for_inference(scripted)
+    return model, frozen
+
+
+def casts_of_constants(graph) -> list:
+    """Smart casts whose input is a constant tensor (a frozen weight)."""
+    return [n for n in graph.findAllNodes("prim::Constant")
+            if n.output().type().kind() == "TensorType"
+            for use in n.output().uses() if use.user.kind() in SMART_CASTS]
+
+
+def constant_names(graph, kind: str) -> list:
+    """Debug names of the constants a cast of kind `kind` takes."""
+    return sorted(n.inputsAt(0).debugName() for n in graph.findAllNodes(kind)
+                  if n.inputsAt(0).node().kind() == "prim::Constant")
+
+
+def inputs(cls) -> tuple:
+    torch.manual_seed(1)
+    if cls is ConvNet:
+        return (torch.randn(2, 3, 8, 8),)
+    if cls is Dynamic:
+        return (torch.randn(4, 8), True)
+    return (torch.randn(4, 16 if cls is MLP else 8),)
+
+
+@pytest.mark.parametrize("how", ["freeze", "jitamp.freeze", "optimize_for_inference"])
+@pytest.mark.parametrize("cls", [MLP, ConvNet], ids=["mlp", "convnet"])
+def test_static_scope_weights_become_constants(cls, how):
+    model, frozen = frozen_and_eager(cls, how)
+    graph = frozen.graph
+    assert casts_of_constants(graph) == [], graph
+    # The weights in the graph are bfloat16 (and, for LayerNorm's float32
+    # policy, float32 without a cast): cast once, at freezing.
+    dtypes = {n.output().toIValue().dtype for n in graph.findAllNodes("prim::Constant")
+              if n.output().type().kind() == "TensorType"}
+    assert torch.bfloat16 in dtypes, graph
+    # What stays is the cast of the input (its dtype is the caller's).
+    assert len(graph.findAllNodes("jitamp::autocast_to_fp16")) >= 1
+    for outer in OUTERS.values():
+        for grad in GRAD.values():
+            with grad():
+                check_against_eager(model, inputs(cls), scripted=frozen, outer=outer)
+
+
+@pytest.mark.parametrize("outer", list(OUTERS))
+@pytest.mark.parametrize("grad", list(GRAD))
+def test_dynamic_parts_keep_their_casts(outer, grad):
+    model, frozen = frozen_and_eager(Dynamic)
+    graph = frozen.graph
+    # Outside a scope, enabled=flag, no dtype: three layers' weights and
+    # biases keep their casts; the bf16 scope's are constants, the
+    # enabled=False scope's are gone.
+    kept = constant_names(graph, "jitamp::autocast_to_fp16")
+    assert len(kept) == 6, graph
+    assert not any("static" in name or "off" in name for name in kept), kept
+    with GRAD[grad]():
+        for flag in (True, False):
+            check_against_eager(model, (torch.randn(4, 8), flag), scripted=frozen,
+                                outer=OUTERS[outer], grad=grad == "grad")
+
+
+@pytest.mark.parametrize("outer", list(OUTERS))
+def test_enabled_false_inside_bf16_scope(outer):
+    model, frozen = frozen_and_eager(NestedDisabled)
+    graph = frozen.graph
+    assert casts_of_constants(graph) == [], graph
+    # self.b runs in float32: its weights stay float32 constants, uncast.
+    for name in ("self.b.weight", "self.b.bias"):
+        matches = [n for n in graph.findAllNodes("prim::Constant") if n.output().debugName() == name]
+        assert len(matches) == 1 and matches[0].output().toIValue().dtype == torch.float32, graph
+    check_against_eager(model, inputs(NestedDisabled), scripted=frozen, outer=OUTERS[outer], grad=True)
+    with torch.no_grad():
+        check_against_eager(model, inputs(NestedDisabled), scripted=frozen, outer=OUTERS[outer])
+
+
+def test_one_constant_per_weight_and_state():
+    # self.a is used twice in the same bf16 scope: one bf16 copy.
+    _, frozen = frozen_and_eager(NestedDisabled)
+    bf16 = [n for n in frozen.graph.findAllNodes("prim::Constant")
+            if n.output().type().kind() == "TensorType" and n.output().toIValue().dtype == torch.bfloat16]
+    assert len(bf16) == 2, frozen.graph  # a.weight, a.bias
+
+
+def test_folding_is_idempotent_and_rewrite_adds_nothing():
+    _, frozen = frozen_and_eager(MLP)
+    graph = frozen.graph
+    before = str(graph)
+    assert not jitamp.passes.FROZEN[0][1](graph)
+    assert not jitamp.rewrite_graph(graph)  # the pipeline casts no folded weight again
+    assert str(graph) == before
+
+
+def test_weights_cast_once_not_per_call():
+    model, frozen = frozen_and_eager(MLP)
+    x = inputs(MLP)[0]
+    with torch.no_grad():
+        frozen(x)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            frozen(x)
+    copies = [e for e in prof.events() if e.name in ("aten::_to_copy", "aten::copy_")]
+    # the input's cast to bfloat16 only (one _to_copy with its copy_)
+    assert sum(e.name == "aten::_to_copy" for e in copies) == 1, [e.name for e in copies]
+
+
+def test_a_frozen_module_that_has_run_is_not_folded_silently(monkeypatch):
+    torch.manual_seed(0)
+    scripted = oracle.script(MLP().eval())
+    monkeypatch.setattr(jitamp._loader, "_fold_static_casts", lambda frozen: None)
+    with torchscript_deprecation_ignored():
+        frozen = torch.jit.freeze(scripted)
+    frozen(inputs(MLP)[0])
+    # its executor keeps the graph it compiled: folding now would not count
+    with pytest.raises(RuntimeError, match="cannot fold the casts of .*already run"):
+        jitamp._C.fold_static_casts_in_module(frozen._c)
+    # a folded one that has run: nothing to do, no error
+    monkeypatch.undo()
+    with torchscript_deprecation_ignored():
+        folded = torch.jit.freeze(scripted)
+    folded(inputs(MLP)[0])
+    assert jitamp._C.fold_static_casts_in_module(folded._c) == []
+
+
+def test_jitamp_freeze_refuses_bad_input():
+    with pytest.raises(TypeError, match="scripted or loaded module"):
+        jitamp.freeze(MLP().eval())
+    with pytest.raises(ValueError, match=r"\.eval\(\)"):
+        jitamp.freeze(oracle.script(MLP()))
+
+
+def test_jitamp_freeze_of_a_module_scripted_without_jitamp():
+    torch.manual_seed(0)
+    model = MLP().eval()
+    frozen = jitamp.freeze(oracle.script_without_jitamp(model))
+    assert casts_of_constants(frozen.graph) == []
+    check_against_eager(model, inputs(MLP), scripted=frozen, outer=cpu_autocast(torch.float16))
+
+
+SAVED_PROGRAM = """
+import warnings
+warnings.filterwarnings("ignore")
+import torch
+import jitamp
+from oracle import assert_same, cpu_autocast
+loaded = torch.jit.load({path!r})
+# loading rewrites (idempotently): no cast of a folded weight comes back
+casts = [n for n in loaded.graph.findAllNodes("prim::Constant")
+         if n.output().type().kind() == "TensorType"
+         for u in n.output().uses() if u.user.kind().startswith("jitamp::autocast_")]
+assert casts == [], loaded.graph
+x, expected, expected_fp16 = torch.load({data!r})
+with torch.no_grad():
+    for _ in range(3):
+        assert_same(expected, loaded(x))
+        with cpu_autocast(torch.float16)():
+            assert_same(expected_fp16, loaded(x))
+print("done")
+"""
+
+
+def test_saved_frozen_model_loads_folded(tmp_path):
+    model, frozen = frozen_and_eager(ConvNet)
+    x = inputs(ConvNet)[0]
+    with torch.no_grad():
+        expected = model(x)
+        with cpu_autocast(torch.float16)():
+            expected_fp16 = model(x)
+    with torchscript_deprecation_ignored():
+        torch.jit.save(frozen, str(tmp_path / "frozen.pt"))
+    torch.save((x, expected, expected_fp16), str(tmp_path / "data.pt"))
+    done = oracle.run_program(tmp_path, textwrap.dedent(SAVED_PROGRAM).format(
+        path=str(tmp_path / "frozen.pt"), data=str(tmp_path / "data.pt")))
+    assert done.returncode == 0 and done.stdout.strip().endswith("done"), done.stderr[-3000:]
+
+
+# ---------------------------------------------------------------------------
+# standalone=True: no jitamp op left, for callers whose autocast is off.
+
+
+def standalone(cls):
+    torch.manual_seed(0)
+    model = cls().eval()
+    with torchscript_deprecation_ignored():
+        frozen = jitamp.freeze(oracle.script(model), standalone=True)
+    return model, frozen
+
+
+def _all_nodes(graph):
+    out = []
+
+    def walk(block):
+        for n in block.nodes():
+            out.append(n)
+            for b in n.blocks():
+                walk(b)
+
+    walk(graph)
+    return out
+
+
+@pytest.mark.parametrize("cls", [MLP, ConvNet, NestedDisabled], ids=["mlp", "convnet", "nested_disabled"])
+def test_standalone_has_no_jitamp_op_and_matches_eager(cls):
+    model, frozen = standalone(cls)
+    graph = frozen.graph
+    assert [n.kind() for n in _all_nodes(graph) if n.kind().startswith("jitamp::")] == [], graph
+    assert "jitamp" not in frozen.code
+    assert not frozen._c.hasattr("_jitamp_loader")
+    assert casts_of_constants(graph) == []
+    assert jitamp.passes.static_scope_obstacles(graph) == []
+    assert not jitamp.passes.FROZEN[1][1](graph)  # idempotent
+    # callers whose autocast is off: none, or a disabled region
+    for outer in (None, cpu_autocast(enabled=False)):
+        for grad in (True, False):
+            with (contextlib.nullcontext() if grad else torch.no_grad()):
+                check_against_eager(model, inputs(cls), scripted=frozen, outer=outer, grad=grad)
+    # the cast of the input is eager's for every input dtype
+    x = inputs(cls)[0]
+    for dtype in (torch.float16, torch.bfloat16, torch.float64):
+        args = (x.to(dtype),)
+        try:
+            expected = model(*args)
+        except RuntimeError as error:
+            with pytest.raises(RuntimeError):
+                frozen(*args)
+            continue
+        oracle.assert_same(expected, frozen(*args), what=str(dtype))
+
+
+def test_standalone_is_not_exact_under_a_callers_autocast():
+    # The promise is for callers whose autocast is off (docs/design.md): no
+    # stock op can set the state, so a caller's float16 autocast reaches the
+    # ops of the scope, where eager's scope makes them bfloat16.
+    model, frozen = standalone(MLP)
+    x = inputs(MLP)[0]
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.float16):
+        expected, got = model(x), frozen(x)
+    assert expected.dtype == torch.bfloat16 and got.dtype == torch.float16
+
+
+def test_standalone_refuses_dynamic_scopes_and_says_why():
+    torch.manual_seed(0)
+    scripted = oracle.script(Dynamic().eval())
+    with pytest.raises(ValueError) as error:
+        with torchscript_deprecation_ignored():
+            jitamp.freeze(scripted, standalone=True)
+    message = str(error.value)
+    assert "needs jitamp's ops" in message
+    assert "not a constant" in message  # enabled=flag, no dtype
+    assert message.count("test_freeze.py") >= 2, message
+
+
+class Unlisted(nn.Module):
+    """An op eager autocasts through its decomposition (einsum, Composite-
+    ImplicitAutograd without an autocast kernel on CPU: eager's bmm inside
+    is cast)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8, 8))
+
+    def forward(self, x: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return torch.einsum("ij,jk->ik", x, self.w)
+
+
+def test_standalone_refuses_composite_ops_eager_autocasts_inside():
+    scripted = oracle.script(Unlisted().eval())
+    with pytest.raises(ValueError, match="aten::einsum: CompositeImplicitAutograd"):
+        with torchscript_deprecation_ignored():
+            jitamp.freeze(scripted, standalone=True)
+
+
+# strip_static_scopes.cpp's decomposeUncast(): CompositeImplicitAutograd ops
+# without an autocast kernel whose decomposition eager does not cast. Each
+# must give the same bits under an enabled CPU autocast as with it off.
+DECOMPOSE_UNCAST = {
+    "aten::flatten.using_ints": lambda x: torch.flatten(x, 1),
+    "aten::layer_norm": lambda x: nn.functional.layer_norm(x, [x.shape[-1]], torch.randn(x.shape[-1]),
+                                                          torch.randn(x.shape[-1])),
+    "aten::batch_norm": lambda x: nn.functional.batch_norm(x, torch.randn(x.shape[1]), torch.rand(x.shape[1]) + 0.5,
+                                                          torch.randn(x.shape[1]), torch.randn(x.shape[1])),
+    "aten::max_pool2d": lambda x: nn.functional.max_pool2d(x, 2),
+    "aten::dropout": lambda x: nn.functional.dropout(x, 0.5, training=False),
+    "aten::reshape": lambda x: x.reshape(x.shape[0], -1),
+    "aten::softmax.int": lambda x: torch.softmax(x, -1),
+    "aten::adaptive_avg_pool2d": lambda x: nn.functional.adaptive_avg_pool2d(x, 1),
+    "aten::to.dtype": lambda x: x.to(torch.float32),
+    "aten::to.dtype_layout": lambda x: x.to(dtype=torch.float64, device="cpu"),
+    "aten::to.device": lambda x: x.to("cpu", torch.float16),
+    "aten::to.other": lambda x: x.to(torch.ones(1)),
+    "aten::type_as": lambda x: x.type_as(torch.ones(1, dtype=torch.float64)),
+    "aten::contiguous": lambda x: x.transpose(1, 2).contiguous(),
+    "aten::chunk": lambda x: x.chunk(2, 1),
+    "aten::size.int": lambda x: x.size(1),
+    "aten::expand_as": lambda x: x[:, :1].expand_as(x),
+    "aten::view_as": lambda x: x.reshape(-1).view_as(x),
+}
+
+
+@pytest.mark.parametrize("op", list(DECOMPOSE_UNCAST))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_decompose_uncast_ops_are_not_cast_by_eager(op, dtype):
+    assert torch._C._dispatch_has_kernel_for_dispatch_key(op, "CompositeImplicitAutograd")
+    assert not torch._C._dispatch_has_kernel_for_dispatch_key(op, "AutocastCPU")
+    fn = DECOMPOSE_UNCAST[op]
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, 6, 6).to(dtype)
+    torch.manual_seed(1)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        under = fn(x)
+    torch.manual_seed(1)
+    off = fn(x)
+    oracle.assert_same(off, under, what=op)
+
+
+STOCK_PROGRAM = """
+import sys
+import torch
+m = torch.jit.load({path!r})
+assert "jitamp" not in sys.modules
+assert "jitamp" not in m.code and "jitamp" not in str(m.graph)
+x, expected = torch.load({data!r})
+for i in range(10):
+    with torch.no_grad():
+        got = m(x)
+    assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+    assert torch.equal(got, expected), (got - expected).abs().max()
+    got = m(x)
+    assert torch.equal(got, expected)
+print("done")
+"""
+
+
+@pytest.mark.parametrize("cls", [MLP, ConvNet], ids=["mlp", "convnet"])
+def test_standalone_runs_in_stock_torch_without_jitamp(cls, tmp_path):
+    model, frozen = standalone(cls)
+    x = inputs(cls)[0]
+    with torch.no_grad():
+        expected = model(x)
+    with torchscript_deprecation_ignored():
+        torch.jit.save(frozen, str(tmp_path / "frozen.pt"))
+    torch.save((x, expected), str(tmp_path / "data.pt"))
+    done = oracle.run_program(tmp_path, textwrap.dedent(STOCK_PROGRAM).format(
+        path=str(tmp_path / "frozen.pt"), data=str(tmp_path / "data.pt")))
+    assert done.returncode == 0 and done.stdout.strip().endswith("done"), done.stderr[-3000:]
