@@ -50,29 +50,5 @@ def build():
 
 
 if __name__ == "__main__":
-    # Self-contained reproducer: prints eager against scripted (jitamp) for
-    # calls 1, 2, 3, then runs the fuzzer's comparison (tests' oracle rules).
-    import contextlib, os, sys, tempfile, warnings
-    warnings.simplefilter("ignore")
-    import jitamp
-    from jitamp.fuzz import runner
-    outer = runner.make_outer(OUTER)
-    with runner.jitamp_enabled(True):
-        scripted = torch.jit.script(build())
-    eager = build()
-    with runner.jitamp_enabled(RUNTIME_JITAMP):
-        for call in (1, 2, 3):
-            for side, fn in (("eager", eager), ("scripted", scripted)):
-                with (outer() if outer else contextlib.nullcontext()):
-                    try:
-                        out = fn(*make_args(call))
-                        outs = out if isinstance(out, tuple) else (out,)
-                        print(f"call {call} {side}:", [(o.dtype, o.flatten()[:4].tolist()) for o in outs])
-                    except Exception as exc:
-                        print(f"call {call} {side} raised {type(exc).__name__}: {str(exc)[-300:]}")
-    with open(__file__) as f:
-        source = f.read()
-    result = runner.run_source(source, tempfile.mkdtemp())
-    print("fuzz comparison:", result.kind)
-    print(result.message)
-    sys.exit(0 if result.kind == "ok" else 1)
+    from jitamp.fuzz.runner import reproduce
+    reproduce(__file__)

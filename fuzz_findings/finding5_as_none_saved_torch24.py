@@ -57,3 +57,7 @@ def build():
     torch.manual_seed(17829)
     return Prog()
 
+
+if __name__ == "__main__":
+    from jitamp.fuzz.runner import reproduce
+    reproduce(__file__)

@@ -109,9 +109,7 @@ def _as_built(decorator: ast.Call, instance: Any, scope: dict[str, Any]) -> None
         name = str(instance.fast_dtype).split(".")[-1]
         decorator.keywords.append(ast.keyword(
             arg="dtype", value=ast.Attribute(value=ast.Name(id="torch", ctx=ast.Load()), attr=name, ctx=ast.Load())))
-    for node in ast.walk(decorator):
-        if getattr(node, "end_lineno", 0) is None or not hasattr(node, "lineno") and isinstance(node, (ast.expr, ast.keyword)):
-            ast.copy_location(node, decorator)
+    ast.fix_missing_locations(decorator)
 
 
 def _wrap_body(fn_def: ast.FunctionDef, scope: dict[str, Any], instances: list[Any]) -> bool:

@@ -44,6 +44,8 @@ from typing import Any, Callable
 
 import torch
 
+from ._library import EAGER_ENTER_RETURNS_NONE
+
 # The names the rewritten code calls jitamp's scope ops by (plain names:
 # TorchScript's front end reads an attribute's position from the source).
 SCOPE_OPS = {"autocast_enter": "_jitamp_autocast_enter", "autocast_exit": "_jitamp_autocast_exit"}
@@ -232,14 +234,9 @@ def _scope_op(op: str, argument: str) -> ast.Call:
 
 def _at(where: ast.AST, node: ast.stmt) -> ast.stmt:
     """`node` with the source location of `where` (TorchScript's source
-    ranges and error messages point there)."""
-    ast.copy_location(node, where)
-    for child in ast.walk(node):
-        if not hasattr(child, "lineno") or child is node:
-            continue
-        if getattr(child, "end_lineno", None) is None:
-            ast.copy_location(child, where)
-    return node
+    ranges and error messages point there); the new nodes under it get it
+    from lower_early_exits' ast.fix_missing_locations."""
+    return ast.copy_location(node, where)
 
 
 def _exits(where: ast.AST, guards: Any) -> list[ast.stmt]:
@@ -249,8 +246,6 @@ def _exits(where: ast.AST, guards: Any) -> list[ast.stmt]:
 def lower_early_exits(fn_def: ast.FunctionDef, is_autocast_call: Callable[[ast.expr], bool]) -> bool:
     """Rewrites fn_def's autocast blocks that are left early (see the module
     docstring); returns whether it changed anything."""
-    from ._library import EAGER_ENTER_RETURNS_NONE
-
     if not early_exits(fn_def):
         return False
     lowering = _Lowering(is_autocast_call, EAGER_ENTER_RETURNS_NONE,

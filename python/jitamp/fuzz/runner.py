@@ -361,38 +361,48 @@ def _run_source(source: str, directory: str, stem: str, save: bool | None) -> Re
         unload(module)
 
 
-# A program's file as a reproducer: the same source plus a main that prints
-# eager against scripted for each call.
+# A program's file as a reproducer: the same source plus a main that runs
+# reproduce() on it.
 REPRO_MAIN = '''
 
 if __name__ == "__main__":
-    # Self-contained reproducer: prints eager against scripted (jitamp) for
-    # calls 1, 2, 3, then runs the fuzzer's comparison (tests' oracle rules).
-    import contextlib, os, sys, tempfile, warnings
-    warnings.simplefilter("ignore")
-    import jitamp
-    from jitamp.fuzz import runner
-    outer = runner.make_outer(OUTER)
-    with runner.jitamp_enabled(True):
-        scripted = torch.jit.script(build())
-    eager = build()
-    with runner.jitamp_enabled(RUNTIME_JITAMP):
-        for call in (1, 2, 3):
-            for side, fn in (("eager", eager), ("scripted", scripted)):
-                with (outer() if outer else contextlib.nullcontext()):
-                    try:
-                        out = fn(*make_args(call))
-                        outs = out if isinstance(out, tuple) else (out,)
-                        print(f"call {call} {side}:", [(o.dtype, o.flatten()[:4].tolist()) for o in outs])
-                    except Exception as exc:
-                        print(f"call {call} {side} raised {type(exc).__name__}: {str(exc)[-300:]}")
-    with open(__file__) as f:
+    from jitamp.fuzz.runner import reproduce
+    reproduce(__file__)
+'''
+
+
+def reproduce(path: str) -> None:
+    """What a reproducer does run as a script: prints eager against scripted
+    (jitamp) outputs for calls 1, 2, 3, then runs the fuzzer's comparison
+    (the oracle's rules) and exits 1 where it finds a difference."""
+    import tempfile
+
+    with open(path) as f:
         source = f.read()
-    result = runner.run_source(source, tempfile.mkdtemp())
+    directory = tempfile.mkdtemp()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        module = load_source(source, directory, "repro")
+        outer = make_outer(module.OUTER)
+        with jitamp_enabled(True):
+            scripted = torch.jit.script(module.build())
+        eager = module.build()
+        with jitamp_enabled(module.RUNTIME_JITAMP):
+            for call in (1, 2, 3):
+                for side, fn in (("eager", eager), ("scripted", scripted)):
+                    with (outer() if outer else contextlib.nullcontext()):
+                        try:
+                            out = fn(*module.make_args(call))
+                        except Exception as exc:  # printed: what is compared
+                            print(f"call {call} {side} raised {type(exc).__name__}: {str(exc)[-300:]}")
+                            continue
+                    tensors = [t for t in oracle._flatten(out) if isinstance(t, torch.Tensor)]
+                    print(f"call {call} {side}:", [(t.dtype, t.flatten()[:4].tolist()) for t in tensors])
+        unload(module)
+        result = run_source(source, directory)
     print("fuzz comparison:", result.kind)
     print(result.message)
     sys.exit(0 if result.kind == "ok" else 1)
-'''
 
 
 def repro_source(source: str) -> str:
