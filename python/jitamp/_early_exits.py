@@ -50,8 +50,8 @@ from ._library import EAGER_ENTER_RETURNS_NONE
 # TorchScript's front end reads an attribute's position from the source).
 SCOPE_OPS = {"autocast_enter": "_jitamp_autocast_enter", "autocast_exit": "_jitamp_autocast_exit"}
 
-# TorchScript's front end fails with this internal assert on a `return`,
-# `break` or `continue` that leaves a `with` block early.
+# TorchScript's front end fails with this internal assert on a `with` block
+# that a `return`, `break` or `continue` leaves early, or that follows one.
 EARLY_EXIT_ASSERT = "outputs_[i]->uses().empty()"
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
