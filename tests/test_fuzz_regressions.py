@@ -15,6 +15,13 @@ shrunk reproducer in fuzz_findings/ must compare equal to eager ("ok").
    or cache flag the decorator leaves out came from the caller; eager's
    decorator object resolves them when it decorates. Fixed: the `with` gets
    the object's dtype and cache flag (jitamp/_decorators.py).
+5. (torch < 2.5) After a save and load, `with ac:` on an `as` name that
+   eager binds to None raised before an earlier op's error: jitamp's raise
+   was a prim::RaiseException, behind which TorchScript's front end made
+   the rest unreachable and deleted the op. Fixed: jitamp::raise_as_eager.
+6. TorchScript's interpreter lost a value read in a loop that it emitted
+   inline ("Expected Tensor but got None"), on jitamp's simple executor
+   with constant trip counts too. Fixed: KeepLoopsOutOfLine.
 
 And two differences that are TorchScript's, not jitamp's, both of forks:
 a forked task runs on another thread, whose autograd nodes get that
@@ -27,6 +34,7 @@ back from torch.jit.wait as a RuntimeError, eager's class lost
 import importlib.util
 import os
 import tempfile
+from typing import List
 
 import pytest
 import torch
@@ -109,16 +117,10 @@ def test_fork_error_class_is_torchscripts():
     assert type(raised.value) is RuntimeError
 
 
-@pytest.mark.parametrize("name, kind", [
-    ("torchscript_loop_with_rebinding.py", "known:torchscript-error"),
-    ("torchscript_linalg_error_class.py", "known:torchscript-error-class"),
-])
-def test_torchscript_errors_recognized(name, kind):
-    """TorchScript's own errors, which plain TorchScript raises too: "Expected
-    Tensor but got None" where a `with` block in a loop rebinds a
-    loop-carried name, and torch.linalg's LinAlgError re-raised as
-    RuntimeError."""
-    assert _run_showing(name).kind == kind
+def test_linalg_error_recognized():
+    """torch.linalg's LinAlgError, which TorchScript re-raises as
+    RuntimeError (plain TorchScript too)."""
+    assert _run_showing("torchscript_linalg_error_class.py").kind == "known:torchscript-error-class"
 
 
 def test_linalg_error_class_is_torchscripts():
@@ -134,22 +136,61 @@ def test_linalg_error_class_is_torchscripts():
 
 @pytest.mark.skipif(not __import__("jitamp._library", fromlist=["x"]).EAGER_ENTER_RETURNS_NONE,
                     reason="needs torch < 2.5, where eager binds `with ... as ac` to None")
-@pytest.mark.xfail(strict=True, reason=(
-    "fuzz finding 5 (torch 2.4.1, not fixed): after torch.jit.save/load, a module whose scope "
-    "binds `as ac` (None in eager) raises the TypeError of a later `with ac:` before the "
-    "RuntimeError of an out= op inside the first scope, which eager raises first"))
 def test_finding5_as_none_after_save_load():
+    """Fuzz finding 5: where eager binds `as ac` to None, `with ac:` raises
+    (jitamp::raise_as_eager). As a prim::RaiseException it made the rest of
+    the function unreachable when a saved model was compiled again, and
+    TorchScript then deleted an out= op before it (its result fed only the
+    unreachable return) whose error eager raises first."""
     result = _run("finding5_as_none_saved_torch24.py")
     assert result.kind == "ok", result.message
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "fuzz finding 6 (not fixed): TorchScript's interpreter, running the unoptimized plan (jitamp's "
-    "simple executor; plain TorchScript under torch.jit.optimized_execution(False)), loses a value "
-    "in nested loops whose inner loop rebinds an outer loop-carried name to a value from outside "
-    "them ('Expected Tensor but got None'); plain TorchScript's optimized plan hides it"))
-def test_finding6_nested_loop_on_the_unoptimized_plan():
-    result = _run_showing("finding6_nested_loop_unoptimized_plan.py")
+class _BindsNone(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> List[torch.Tensor]:
+        sink: List[torch.Tensor] = []
+        v = torch.mm(x, x)
+        sink.append(v)
+        with torch.autocast("cpu", dtype=torch.bfloat16) as ac:
+            torch.mm(x, x[:3], out=v)
+        with ac:
+            pass
+        return sink
+
+
+def test_raise_of_a_none_as_name_keeps_what_precedes_it_after_save_load(tmp_path):
+    """Finding 5 on any torch: the pass told that eager binds None (as torch
+    < 2.5 does). The out= op's error comes first, before and after a save
+    and load."""
+    from jitamp import _C, _library
+    error = ("builtins.TypeError", "'NoneType' object does not support the context manager protocol")
+    _C.set_eager_enter_result(True, *error)
+    try:
+        with jitamp.enable():
+            scripted = torch.jit.script(_BindsNone())
+    finally:
+        _library._tell_the_pass_what_eager_enter_returns()
+    assert "jitamp::raise_as_eager" in str(scripted.graph)
+    path = str(tmp_path / "m.pt")
+    scripted.save(path)
+    x = torch.randn(4, 4)
+    with pytest.raises(RuntimeError) as eager:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            torch.mm(x, x[:3], out=torch.mm(x, x))
+    for model in (scripted, torch.jit.load(path)):
+        with pytest.raises(RuntimeError) as raised:
+            model(x)
+        assert oracle.unwrap_torchscript_error(str(raised.value))[1] == str(eager.value)
+
+
+@pytest.mark.parametrize("name", ["finding6_nested_loop_unoptimized_plan.py", "finding6_loop_with_rebinding.py"])
+def test_finding6_nested_loops(name):
+    """Fuzz finding 6: TorchScript's interpreter emits a loop with one
+    carried value, read once, inline where it is read, and so moves a value
+    the loop reads out of its register in the first iteration ("Expected
+    Tensor but got None"). jitamp's KeepLoopsOutOfLine keeps such loops out
+    of line (tests/scenarios/test_loops_out_of_line.py)."""
+    result = _run_showing(name)
     assert result.kind == "ok", result.message
 
 

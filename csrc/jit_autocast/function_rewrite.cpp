@@ -3,6 +3,7 @@
 #include "fold_static_casts.h"
 #include "jitamp_ir.h"
 #include "jitamp_rewrite.h"
+#include "keep_loops_out_of_line.h"
 
 #include <torch/csrc/jit/api/compilation_unit.h>
 #include <torch/csrc/jit/api/function_impl.h>
@@ -121,6 +122,11 @@ class FunctionRewriter {
     }
     if (!has_run && RewriteAutocast(graph)) {
       changed_.push_back(function.qualname().qualifiedName());
+    }
+    if (!has_run) {
+      // Not a rewrite: how the function runs, as the executor mode above
+      // (and so not listed as changed, nor refused once it has run).
+      KeepLoopsOutOfLine(graph);
     }
   }
 

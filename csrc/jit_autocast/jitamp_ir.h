@@ -34,6 +34,8 @@ inline const c10::Symbol kTaskEnter =
     c10::Symbol::fromQualString("jitamp::autocast_task_enter");
 inline const c10::Symbol kTaskExit =
     c10::Symbol::fromQualString("jitamp::autocast_task_exit");
+inline const c10::Symbol kRaiseAsEager =
+    c10::Symbol::fromQualString("jitamp::raise_as_eager");
 } // namespace ops
 
 // The TorchScript type of one of jitamp's classes (registered in

@@ -58,6 +58,7 @@ TORCH_LIBRARY(jitamp, m) {
       "autocast_task_enter(__torch__.torch.classes.jitamp.TaskTicket ticket) -> __torch__.torch.classes.jitamp.TaskAutocastGuard",
       "autocast_task_exit(__torch__.torch.classes.jitamp.TaskAutocastGuard guard) -> ()",
       "prepare_loaded(Any loader, bool simple_executor) -> ()",
+      "raise_as_eager(str message, str cls) -> ()",
   };
   for (const char* schema : scopes) {
     m.def(torch::schema(schema, c10::AliasAnalysisKind::CONSERVATIVE));
@@ -94,6 +95,7 @@ TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
   m.impl("autocast_task_enter", TORCH_FN(autocastTaskEnter));
   m.impl("autocast_task_exit", TORCH_FN(autocastTaskExit));
   m.impl("prepare_loaded", TORCH_FN(prepareLoaded));
+  m.impl("raise_as_eager", TORCH_FN(raiseAsEager));
 }
 
 } // namespace jitamp

@@ -99,8 +99,11 @@ class ScopeLowering {
     WithInsertPoint guard(user);
     Value* message_value = graph_.insertConstant(message);
     Value* cls_value = graph_.insertConstant(cls);
+    // Not prim::RaiseException: TorchScript's front end, compiling a saved
+    // model again, would make what follows unreachable and then delete the
+    // ops before that only feed it, ops whose errors eager raises first.
     Node* raise =
-        graph_.create(prim::RaiseException, {message_value, cls_value}, 0);
+        graph_.create(ops::kRaiseAsEager, {message_value, cls_value}, 0);
     raise->setSourceRange(user->sourceRange());
     graph_.insertNode(raise);
     changed_ = true;

@@ -20,6 +20,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/core/ivalue.h>
+#include <torch/csrc/jit/runtime/jit_exception.h>
 #include <torch/library.h>
 
 namespace jitamp {
@@ -137,6 +138,10 @@ int64_t autocastCallerRegion() {
 bool autocastCacheEnabled(std::optional<bool> cache_enabled) {
   return cache_enabled.has_value() ? *cache_enabled
                                    : at::autocast::is_autocast_cache_enabled();
+}
+
+void raiseAsEager(const std::string& message, const std::string& cls) {
+  throw torch::jit::JITException(message, cls);
 }
 
 } // namespace jitamp

@@ -21,5 +21,9 @@ std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> autocastEnterArgs(
 void autocastExit(const c10::intrusive_ptr<AutocastGuard>& guard);
 int64_t autocastCallerRegion();
 bool autocastCacheEnabled(std::optional<bool> cache_enabled);
+// Raises what prim::RaiseException(message, cls) raises, as an op: code
+// that follows it stays reachable for TorchScript's front end when a saved
+// model is compiled again (see LowerAutocastScopes' use of `as` names).
+void raiseAsEager(const std::string& message, const std::string& cls);
 
 } // namespace jitamp

@@ -6,6 +6,7 @@
 #include "function_rewrite.h"
 #include "insert_smart_casts.h"
 #include "jitamp_rewrite.h"
+#include "keep_loops_out_of_line.h"
 #include "lower_autocast_scopes.h"
 #include "make_waits_blocking.h"
 #include "policy_table.h"
@@ -90,6 +91,16 @@ PYBIND11_MODULE(_C, m) {
       py::arg("dtype"),
       "Put a method's whole body in `with torch.autocast(device_type, dtype)`"
       " (wrap_in_autocast_scope.h); before the rewrite and the first call.");
+
+  m.def(
+      "keep_loops_out_of_line",
+      [](const std::shared_ptr<torch::jit::Graph>& graph) {
+        return jitamp::KeepLoopsOutOfLine(graph);
+      },
+      py::arg("graph"),
+      "Loops the interpreter would emit inline, where that loses a value, "
+      "kept out of line (keep_loops_out_of_line.h); returns whether the "
+      "graph changed.");
 
   m.def(
       "fold_static_casts",

@@ -31,7 +31,7 @@ def branchy(x, y, flag: bool, n: int):
 # CHECK-NEXT: [[X2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CHECK-NEXT: aten::matmul([[X2]], [[Y2]])
 # CHECK: prim::Loop(%n.1,
-# CHECK-NEXT: block0(%i : int, [[ZF:%[^ ]+]] : Tensor):
+# CHECK-NEXT: block0(%i : int, [[ZF:%[^ ]+]] : Tensor, {{.*}}):
 # CHECK-NEXT: [[Y3:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%y.1, [[DEV]], [[R]])
 # CHECK-NEXT: [[Z1:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16([[ZF]], [[DEV]], [[R]])
 # CHECK-NEXT: aten::mm([[Z1]], [[Y3]])

@@ -272,46 +272,6 @@ def run_source(source: str, directory: str, stem: str = "fz", save: bool | None 
             oracle.reset_autocast_state()
 
 
-def _plain_torchscript_raises_alike(scripted, module, source: str, directory: str, stem: str) -> bool:
-    """Whether the program scripted without jitamp (PyTorch's built-in JIT
-    autocast off) raises on call 1 the very error (class and message, its
-    scripted traceback aside) the jitamp-scripted one raises, run on the
-    unoptimized plan as jitamp's simple executor runs it: then the error is
-    TorchScript's interpreter's (seen: "Expected Tensor but got None" where
-    a loop rebinds a loop-carried name to a value from outside it, which
-    TorchScript's optimized plan hides: fuzz finding 6)."""
-    def error(fn) -> tuple[str, str] | None:
-        outer = make_outer(module.OUTER)
-        try:
-            with (outer() if outer else contextlib.nullcontext()):
-                fn(*module.make_args(1))
-        except Exception as exc:  # the error is what is compared
-            return type(exc).__name__, oracle.unwrap_torchscript_error(str(exc))[1]
-        finally:
-            oracle.reset_autocast_state()
-        return None
-
-    with jitamp_enabled(module.RUNTIME_JITAMP):
-        with_jitamp = error(scripted)
-    if with_jitamp is None:
-        return False
-    try:
-        with jitamp_enabled(False):
-            plain_module = load_source(source, directory, stem + "_plain")
-            plain = torch.jit.script(plain_module.build())
-            builtin = torch._C._jit_set_autocast_mode(False)
-            try:
-                # the unoptimized plan, as jitamp's simple executor runs
-                with torch.jit.optimized_execution(False):
-                    without = error(plain)
-            finally:
-                torch._C._jit_set_autocast_mode(builtin)
-        unload(plain_module)
-    except Exception:  # does not script without jitamp: not TorchScript's alone
-        return False
-    return without == with_jitamp
-
-
 def _run_source(source: str, directory: str, stem: str, save: bool | None) -> Result:
     # Import with jitamp enabled: `@torch.jit.script` callees compile at import.
     try:
@@ -342,8 +302,6 @@ def _run_source(source: str, directory: str, stem: str, save: bool | None) -> Re
                 kind = known_difference(str(exc)) or "mismatch:" + classify(str(exc))
                 if kind in ("mismatch:value", "mismatch:grad", "mismatch:error"):
                     kind = _known_finding(kind, obj, scripted, module, source, directory, stem, str(exc)) or kind
-                if kind == "mismatch:error" and _plain_torchscript_raises_alike(scripted, module, source, directory, stem):
-                    kind = "known:torchscript-error"
                 return Result(kind, str(exc), eager_raised)
             if save if save is not None else module.SAVE:
                 buffer = io.BytesIO()

@@ -12,6 +12,10 @@ weights whose autocast state the graph fixes, and `strip_static_scopes`
 (standalone freezing) removes every jitamp op where all scopes are static
 (FROZEN).
 
+How a rewritten function runs is set with it, graph included:
+`keep_loops_out_of_line` (a workaround for TorchScript's interpreter, run
+on every function jitamp configures, autocast or not).
+
 Each pass is also callable on its own, for tests and for looking at what
 one step does. The policy table that insert_smart_casts reads is in
 `policy`.
@@ -44,6 +48,7 @@ FROZEN: tuple[tuple[str, Callable[[torch._C.Graph], bool]], ...] = (
     ("strip_static_scopes", _C.strip_static_scopes),
 )
 static_scope_obstacles = _C.static_scope_obstacles
+keep_loops_out_of_line = _C.keep_loops_out_of_line
 
 
 def rewrite_graph(graph: torch._C.Graph) -> bool:
@@ -57,6 +62,7 @@ __all__ = [
     "PIPELINE",
     "FROZEN",
     "static_scope_obstacles",
+    "keep_loops_out_of_line",
     "rewrite_graph",
     "policy_table",
     "dispatcher_autocast_ops",

@@ -1,0 +1,119 @@
+#include "keep_loops_out_of_line.h"
+
+#include "jitamp_ir.h"
+
+#include <torch/csrc/jit/jit_log.h>
+
+#include <unordered_set>
+
+namespace jitamp {
+
+using namespace torch::jit;
+
+namespace {
+
+// The values defined outside `loop` (not constants) that its blocks read.
+void collectOuterReads(
+    Block* block,
+    const Node* loop,
+    std::unordered_set<Value*>& reads) {
+  for (Node* node : block->nodes()) {
+    for (Value* input : node->inputs()) {
+      if (input->node()->kind() != c10::prim::Constant &&
+          !input->node()->isDominatedBy(loop)) {
+        reads.insert(input);
+      }
+    }
+    for (Block* sub : node->blocks()) {
+      collectOuterReads(sub, loop, reads);
+    }
+  }
+  for (Value* output : block->return_node()->inputs()) {
+    if (output->node()->kind() != c10::prim::Constant &&
+        !output->node()->isDominatedBy(loop)) {
+      reads.insert(output);
+    }
+  }
+}
+
+// Whether `user` is, or is nested in, a node of `loop`'s block after `loop`
+// (the block's return included).
+bool isLaterInBlock(Node* user, Node* loop) {
+  Block* block = loop->owningBlock();
+  while (user != nullptr && user->owningBlock() != block) {
+    user = user->owningBlock()->owningNode();
+  }
+  return user != nullptr && user != loop && user->isAfter(loop);
+}
+
+bool mayBeEmittedInline(Node* loop) {
+  return loop->outputs().size() == 1 && loop->output()->uses().size() == 1;
+}
+
+bool needsKeeping(Node* loop) {
+  if (!mayBeEmittedInline(loop)) {
+    return false;
+  }
+  std::unordered_set<Value*> reads;
+  for (Block* body : loop->blocks()) {
+    collectOuterReads(body, loop, reads);
+  }
+  Graph& graph = *loop->owningGraph();
+  const Use& result_use = loop->output()->uses().front();
+  const bool graph_returns_result = result_use.user == graph.return_node();
+  for (Value* read : reads) {
+    if (graph_returns_result && read->node() == graph.param_node()) {
+      return true; // inlined into a caller, the caller's value may be read
+    }
+    for (const Use& use : read->uses()) {
+      if (isLaterInBlock(use.user, loop)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Two bool values carried crosswise (each iteration returns the other's):
+// neither TorchScript's dead code elimination (which keeps a carried value
+// whose body input has a use) nor its constant propagation (which drops a
+// value the body returns unchanged) removes them, so the loop keeps more
+// than one output in every plan, optimized or not.
+void keepOutOfLine(Graph& graph, Node* loop) {
+  WithInsertPoint guard(loop);
+  Value* unused = graph.insertConstant(false);
+  Block* body = loop->blocks().at(0);
+  Value* first = body->addInput("jitamp_out_of_line")->setType(c10::BoolType::get());
+  Value* second = body->addInput("jitamp_out_of_line")->setType(c10::BoolType::get());
+  for (Value* crosswise : {second, first}) {
+    loop->addInput(unused);
+    body->registerOutput(crosswise);
+    loop->addOutput()->setType(c10::BoolType::get());
+  }
+  GRAPH_UPDATE("Gave two crosswise loop-carried values to ", *loop);
+}
+
+bool keepInBlock(Graph& graph, Block* block) {
+  bool changed = false;
+  for (Node* node : block->nodes()) {
+    for (Block* sub : node->blocks()) {
+      changed |= keepInBlock(graph, sub);
+    }
+    if (hasTaskSubgraph(node)) {
+      changed |= KeepLoopsOutOfLine(node->g(c10::attr::Subgraph));
+    }
+    if (node->kind() == c10::prim::Loop && needsKeeping(node)) {
+      keepOutOfLine(graph, node);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+} // namespace
+
+bool KeepLoopsOutOfLine(const std::shared_ptr<Graph>& graph) {
+  return keepInBlock(*graph, graph->block());
+}
+
+} // namespace jitamp
