@@ -179,3 +179,20 @@ def test_shrinker_keeps_a_real_failure_kind(workdir):
     assert run_source(small.render(), workdir).kind == kind
     assert len(small.render()) < len(program.render())
     assert "is_scripting" in small.render()
+
+
+def test_eager_side_gives_a_scripted_callees_raise_its_python_class():
+    """Eager code calling a `@torch.jit.script` callee that raises gets
+    torch.jit.Error; the runner's eager side gives it the class a Python
+    callee would raise (jitamp's raises where eager binds `as` names to None
+    on torch < 2.5 are such raises)."""
+    from jitamp.fuzz.runner import _unwrapping_callee_errors
+
+    @torch.jit.script
+    def raises(x: torch.Tensor) -> torch.Tensor:
+        raise TypeError("the message")
+
+    with pytest.raises(torch.jit.Error):
+        raises(torch.ones(1))
+    with pytest.raises(TypeError, match="^the message$"):
+        _unwrapping_callee_errors(raises)(torch.ones(1))

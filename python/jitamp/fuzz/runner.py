@@ -136,7 +136,9 @@ def _unwrapping_callee_errors(fn):
     """Eager code that calls a `@torch.jit.script` callee gets TorchScript's
     interpreter error around the callee's error; the scripted side's error
     is unwrapped by the oracle's rule, so unwrap eager's the same way (a
-    TorchScript rewording, not jitamp's)."""
+    TorchScript rewording, not jitamp's). A callee's `raise` (NAME
+    "builtins.X", jitamp's raises where eager binds `as` names to None
+    included) is given back its Python class, as if the callee were Python."""
     def eager(*args):
         try:
             return fn(*args)
@@ -144,6 +146,10 @@ def _unwrapping_callee_errors(fn):
             name, message = oracle.unwrap_torchscript_error(str(exc))
             if name is None:
                 raise
+            module, _, qualname = name.rpartition(".")
+            cls = getattr(builtins, qualname, None) if module == "builtins" else None
+            if isinstance(cls, type) and issubclass(cls, Exception):
+                raise cls(message) from exc
             raise type(exc)(message) from exc
     return eager
 
