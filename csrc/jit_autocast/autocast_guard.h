@@ -3,6 +3,8 @@
 // in library.cpp.
 #pragma once
 
+#include "cast_ops.h"
+
 #include <ATen/autocast_mode.h>
 #include <torch/custom_class.h>
 
@@ -32,6 +34,7 @@ inline std::atomic<int>& pendingTasks() {
 inline void clearCacheUnlessTasksPending() {
   if (pendingTasks().load() == 0) {
     at::autocast::clear_cache();
+    ForgetUncachedCasts();
   }
 }
 

@@ -23,6 +23,8 @@
 
 #include "cast_ops.h"
 
+#include <array>
+
 namespace jitamp {
 namespace {
 
@@ -128,14 +130,53 @@ bool probeEagerCastOrder() {
   return cast(0)->sequence_nr() > cast(1)->sequence_nr();
 }
 
+// The weights (leaves that require grad: what eager's cache keeps) that
+// no-grad casts copied without the cache since eager's cache was last
+// cleared by a jitamp scope exit: the last kSlots of this thread. A weight
+// met again (in a loop, or used twice) is cast through the cache from then
+// on, so it is copied at most twice per region instead of at every use.
+// A stale entry (eager cleared its cache, or the address was reused) only
+// sends a cast through the cache, which is what eager does anyway.
+class UncachedCasts {
+ public:
+  // Whether `impl` was copied uncached before; records it if not.
+  bool seenAgain(const c10::TensorImpl* impl) {
+    for (const c10::TensorImpl* seen : impls_) {
+      if (seen == impl) {
+        return true;
+      }
+    }
+    impls_[next_] = impl;
+    next_ = (next_ + 1) % kSlots;
+    return false;
+  }
+
+  void forget() {
+    impls_.fill(nullptr);
+    next_ = 0;
+  }
+
+ private:
+  static constexpr size_t kSlots = 32;
+  std::array<const c10::TensorImpl*, kSlots> impls_{};
+  size_t next_ = 0;
+};
+
+UncachedCasts& uncachedCasts() {
+  thread_local UncachedCasts casts;
+  return casts;
+}
+
 // Eager's cached_cast: its eligibility rule (floating, not float64, on this
 // device type) and its weight cache -- except with grad mode off where
 // eager keeps no-grad casts away from grad uses (see above). The cache
 // keeps every cast weight alive until the outermost scope exits, so each
 // call casts into fresh memory and the exit frees it all (in a no-grad
 // residual MLP, most of the time autocast saves); uncached, each copy reuses
-// the memory of the one before. The values are the same; docs/design.md
-// ("The cast cache") has the one case that is not.
+// the memory of the one before. So with grad mode off a weight's first cast
+// in a region is uncached, and only one it meets again goes through the
+// cache (UncachedCasts). The values are the same; docs/design.md ("The cast
+// cache") has the one case that is not.
 Tensor eagerCast(
     at::ScalarType to_type,
     const Tensor& self,
@@ -145,6 +186,10 @@ Tensor eagerCast(
   }
   if (at::autocast::is_eligible(self, device_type) &&
       self.scalar_type() != to_type) {
+    if (self.requires_grad() && self.is_leaf() &&
+        uncachedCasts().seenAgain(self.unsafeGetTensorImpl())) {
+      return at::autocast::cached_cast(to_type, self, device_type);
+    }
     return self.to(to_type);
   }
   return self;
@@ -337,6 +382,10 @@ std::vector<Tensor> promoteList(
 bool eagerCastsLastArgumentFirst() {
   static const bool last_first = probeEagerCastOrder();
   return last_first;
+}
+
+void ForgetUncachedCasts() {
+  uncachedCasts().forget();
 }
 
 } // namespace jitamp

@@ -23,6 +23,11 @@ using Region = int64_t;
 // promote kernels cast in it.
 bool eagerCastsLastArgumentFirst();
 
+// Forgets the weights that no-grad casts copied without eager's cache (see
+// eagerCast in cast_ops.cpp): called where an outermost scope exit clears
+// eager's cache.
+void ForgetUncachedCasts();
+
 at::Tensor toFp16(const at::Tensor& self, c10::string_view devices, Region region);
 std::optional<at::Tensor> toFp16Optional(
     const std::optional<at::Tensor>& self,

@@ -1,6 +1,7 @@
 """Eager's weight-cast cache, and inference (grad mode off), where jitamp
-casts without it (cast_ops.cpp: the values are eager's; the cache only
-keeps the copies alive until the outermost scope exits)."""
+casts a weight's first use in a region without it, and later uses through
+it (cast_ops.cpp: the values are eager's; the cache only keeps the copies
+alive until the outermost scope exits)."""
 import contextlib
 
 import pytest
@@ -54,6 +55,36 @@ def test_module_inference_equals_eager(outer):
 @pytest.mark.parametrize("fn", NESTED, ids=[f.__name__ for f in NESTED])
 def test_nested_inference_equals_eager(fn, outer):
     check_against_eager(fn, [X, Y], outer=_no_grad_under(OUTERS[outer]))
+
+
+class LoopsOverAWeight(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(rand(4, 4, seed=51) * 0.3)
+
+    def forward(self, x: Tensor):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            for i in range(10):
+                x = torch.mm(x, self.w)
+        return x
+
+
+def _cast_copies(fn, *args) -> int:
+    with torch.autograd.profiler.profile(use_kineto=False) as prof:
+        fn(*args)
+    return sum(1 for e in prof.function_events if e.name == "aten::_to_copy")
+
+
+@pytest.mark.parametrize("outer", ["no_outer", "outer_bf16"])
+def test_weight_cast_in_a_loop_under_no_grad(outer):
+    """With grad mode off a weight's first cast in a region skips eager's
+    cache; one cast again (each iteration here) goes through it, so the
+    weight is copied twice per region, not at every use (eager: once)."""
+    m = LoopsOverAWeight()
+    scripted = check_against_eager(m, [X], scripted=oracle.script(m), outer=_no_grad_under(OUTERS[outer]))
+    with _no_grad_under(OUTERS[outer])():
+        eager, ours = _cast_copies(m, X), _cast_copies(scripted, X)
+    assert ours <= eager + 1, (ours, eager)
 
 
 def recast_after_inplace(w: Tensor, x: Tensor):
