@@ -190,7 +190,7 @@ def test_finding6_nested_loops(name):
     the loop reads out of its register in the first iteration ("Expected
     Tensor but got None"). jitamp's KeepLoopsOutOfLine keeps such loops out
     of line (tests/scenarios/test_loops_out_of_line.py)."""
-    result = _run_showing(name)
+    result = _run(name)
     assert result.kind == "ok", result.message
 
 
