@@ -257,7 +257,7 @@ casts = [n for n in loaded.graph.findAllNodes("prim::Constant")
          if n.output().type().kind() == "TensorType"
          for u in n.output().uses() if u.user.kind().startswith("jitamp::autocast_")]
 assert casts == [], loaded.graph
-x, expected, expected_fp16 = torch.load({data!r})
+x, expected, expected_fp16 = torch.load({data!r}, weights_only=True)
 with torch.no_grad():
     for _ in range(3):
         assert_same(expected, loaded(x))
@@ -429,7 +429,7 @@ m = torch.jit.load({path!r})
 assert "jitamp" not in sys.modules
 # (op names: a graph's source comments hold paths, e.g. a venv's "jitamp-matrix")
 assert "jitamp" not in m.code and "jitamp::" not in str(m.graph)
-x, expected = torch.load({data!r})
+x, expected = torch.load({data!r}, weights_only=True)
 for i in range(10):
     with torch.no_grad():
         got = m(x)

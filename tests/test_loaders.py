@@ -127,7 +127,7 @@ import warnings, torch, jitamp
 warnings.simplefilter("ignore")
 assert not jitamp.is_enabled() and torch._C._jit_set_autocast_mode(True)
 m = torch.jit.load({path!r})
-x = torch.load({str(tmp_path / 'x.pt')!r})
+x = torch.load({str(tmp_path / 'x.pt')!r}, weights_only=True)
 outs = []
 for _ in range(3):
     with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -137,7 +137,7 @@ torch.save(outs, {str(tmp_path / 'outs.pt')!r})
     torch.save(x, str(tmp_path / "x.pt"))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    for out in torch.load(str(tmp_path / "outs.pt")):
+    for out in torch.load(str(tmp_path / "outs.pt"), weights_only=True):
         assert out.dtype == expected.dtype and torch.equal(out, expected)
 
 

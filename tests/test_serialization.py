@@ -48,7 +48,7 @@ def test_save_and_load_in_a_fresh_process(tmp_path):
         from oracle import assert_same, torchscript_deprecation_ignored
         with torchscript_deprecation_ignored():
             model = jitamp.load({str(tmp_path / "model.pt")!r})
-        expected = torch.load({str(tmp_path / "expected.pt")!r})
+        expected = torch.load({str(tmp_path / "expected.pt")!r}, weights_only=True)
         with torch.no_grad():
             for call in range(4):
                 assert_same(expected["plain"], model(expected["x"]))
