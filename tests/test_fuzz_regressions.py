@@ -127,6 +127,25 @@ def test_linalg_error_recognized():
     assert kind == "known:torchscript-error-class"
 
 
+def test_type_error_with_a_quote_recognized():
+    """c10's TypeError, which TorchScript re-raises as RuntimeError, with an
+    apostrophe in its message (the oracle's reprs escape it differently on
+    the two sides)."""
+    assert _run_showing("torchscript_type_error_class_quoted.py").kind == "known:torchscript-error-class"
+
+
+def test_type_error_class_is_torchscripts():
+    def casts_into_long(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        return torch.cat([x, x], 0, out=out)
+
+    x, out = torch.ones(2, 2), torch.zeros(4, 2, dtype=torch.long)
+    with pytest.raises(TypeError):
+        casts_into_long(x, out)
+    with pytest.raises(RuntimeError) as raised:
+        oracle.script_without_jitamp(casts_into_long)(x, out)
+    assert type(raised.value) is RuntimeError
+
+
 def test_linalg_error_class_is_torchscripts():
     def inverts(x: torch.Tensor) -> torch.Tensor:
         return torch.linalg.inv(x)

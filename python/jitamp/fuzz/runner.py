@@ -23,6 +23,7 @@ Outcomes (`Result.kind`):
 """
 from __future__ import annotations
 
+import ast
 import builtins
 import contextlib
 import importlib.util
@@ -222,6 +223,22 @@ def _known_finding(kind, obj, scripted, module, source, directory, stem, message
     return None
 
 
+def _message_in(eager: str, scripted: str) -> bool:
+    """Whether the message of the oracle's line `eager raised Cls('...')`
+    starts within that of its `scripted raised Cls('...')` line. Both hold
+    reprs, which escape quotes as each message needs (`"can't"` against
+    `'... can\\'t'`): the messages are compared, not the reprs."""
+    def message(line: str) -> str | None:
+        found = re.match(r"(?:eager|scripted) raised \w+\((.*)\)$", line, re.S)
+        try:
+            return ast.literal_eval(found.group(1)) if found else None
+        except (ValueError, SyntaxError):
+            return None
+    eager_message, scripted_message = message(eager), message(scripted)
+    return (eager_message is not None and scripted_message is not None
+            and eager_message[:80] in scripted_message)
+
+
 def known_difference(message: str) -> str | None:
     """A difference TorchScript itself makes (not jitamp), by the oracle's
     message; None for anything else."""
@@ -235,15 +252,13 @@ def known_difference(message: str) -> str | None:
     first = lines[0] if lines else ""
     if (eager and scripted and "<forked function>" in scripted
             and re.search(r"scripted raised builtins\.RuntimeError, eager builtins\.\w+Error$", first)):
-        eager_message = re.match(r"eager raised \w+\((.*)\)$", eager, re.S)
-        if eager_message and eager_message.group(1).strip("'\"")[:80] in scripted:
+        if _message_in(eager, scripted):
             return "known:fork-error-class"
     # TorchScript's interpreter re-raises torch.linalg's LinAlgError and c10's
     # TypeError as RuntimeError (plain TorchScript too: tests/test_fuzz_regressions.py).
     if (eager and scripted
             and re.search(r"scripted raised builtins\.RuntimeError, eager (torch\._C\._LinAlgError|builtins\.TypeError)$", first)):
-        eager_message = re.match(r"eager raised \w+\((.*)\)$", eager, re.S)
-        if eager_message and eager_message.group(1).strip("'\"")[:80] in scripted:
+        if _message_in(eager, scripted):
             return "known:torchscript-error-class"
     if eager and scripted and "modified by an inplace operation" in eager:
         # eager's `x * 2.0` is aten::mul.Tensor (MulBackward0), TorchScript's
