@@ -4,6 +4,7 @@
     python benchmarks/bench_autocast.py --quick    # fewer repeats
     python benchmarks/bench_autocast.py --json out.json
     python benchmarks/bench_autocast.py --inference-only   # no_grad runs, frozen variants
+    python benchmarks/bench_autocast.py --device cuda --dtype float16   # (or bfloat16) on a GPU
 
 Everything runs in one process, interleaved (each repeat times every variant
 once, in turn), and reports medians over repeats. Per workload and variant:
@@ -39,17 +40,28 @@ import jitamp
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
-DEVICE = "cpu"
+DEVICE = "cpu"  # set by --device / --dtype before any module is made
 DTYPE = torch.bfloat16
 
 
 # --- workloads -----------------------------------------------------------
 # Each module computes `body` and runs it in a scope in `forward`, so that
 # eager fp32 (body), eager autocast (body inside torch.autocast), and the
-# scripted variants (forward) compute the same thing.
+# scripted variants (forward) compute the same thing. The scope's device type
+# and dtype are module constants (TorchScript reads no Python globals), taken
+# from DEVICE / DTYPE when the module is made: constants in the graph, so
+# frozen models cast their weights once.
 
 
-class MLP(nn.Module):
+class Scoped(nn.Module):
+    __constants__ = ["device_type", "amp_dtype"]
+
+    def __init__(self):
+        super().__init__()
+        self.device_type, self.amp_dtype = DEVICE, DTYPE
+
+
+class MLP(Scoped):
     def __init__(self):
         super().__init__()
         self.fc1, self.fc2 = nn.Linear(256, 1024), nn.Linear(1024, 256)
@@ -59,17 +71,19 @@ class MLP(nn.Module):
         return self.norm(self.fc2(F.gelu(self.fc1(x))))
 
     def forward(self, x):
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.autocast(self.device_type, dtype=self.amp_dtype):
             y = self.norm(self.fc2(F.gelu(self.fc1(x))))
         return y
 
 
-class EncoderBlock(nn.Module):
+class EncoderBlock(Scoped):
     """Self-attention + MLP written with plain ops (no nn.MultiheadAttention)."""
 
-    def __init__(self, width: int = 256, heads: int = 4):
+    __constants__ = Scoped.__constants__ + ["sdpa"]
+
+    def __init__(self, width: int = 256, heads: int = 4, sdpa: bool = False):
         super().__init__()
-        self.heads = heads
+        self.heads, self.sdpa = heads, sdpa
         self.qkv = nn.Parameter(torch.randn(3 * width, width) * width**-0.5)
         self.proj = nn.Parameter(torch.randn(width, width) * width**-0.5)
         self.w1 = nn.Parameter(torch.randn(4 * width, width) * width**-0.5)
@@ -84,24 +98,30 @@ class EncoderBlock(nn.Module):
         q = q.reshape(b, s, self.heads, w // self.heads).transpose(1, 2)
         k = k.reshape(b, s, self.heads, w // self.heads).transpose(1, 2)
         v = v.reshape(b, s, self.heads, w // self.heads).transpose(1, 2)
-        att = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(w // self.heads), dim=-1)
-        o = torch.matmul(att, v).transpose(1, 2).reshape(b, s, w)
+        if self.sdpa:
+            o = F.scaled_dot_product_attention(q, k, v)
+        else:
+            att = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(w // self.heads), dim=-1)
+            o = torch.matmul(att, v)
+        o = o.transpose(1, 2).reshape(b, s, w)
         x = x + F.linear(o, self.proj)
         h = F.layer_norm(x, [w], self.g2, self.b2)
         return x + F.linear(F.gelu(F.linear(h, self.w1)), self.w2)
 
     def forward(self, x):
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.autocast(self.device_type, dtype=self.amp_dtype):
             y = self.body(x)
         return y
 
 
-class ConvNet(nn.Module):
-    def __init__(self):
+class ConvNet(Scoped):
+    """Biased convs + BatchNorm (the built-in pass fails on biased convs)."""
+
+    def __init__(self, width: int = 32):
         super().__init__()
-        self.c1, self.n1 = nn.Conv2d(3, 32, 3, padding=1, bias=True), nn.BatchNorm2d(32)
-        self.c2, self.n2 = nn.Conv2d(32, 64, 3, padding=1, bias=True), nn.BatchNorm2d(64)
-        self.head = nn.Linear(64, 10)
+        self.c1, self.n1 = nn.Conv2d(3, width, 3, padding=1, bias=True), nn.BatchNorm2d(width)
+        self.c2, self.n2 = nn.Conv2d(width, 2 * width, 3, padding=1, bias=True), nn.BatchNorm2d(2 * width)
+        self.head = nn.Linear(2 * width, 10)
 
     def body(self, x):
         x = F.relu(self.n1(self.c1(x)))
@@ -109,32 +129,32 @@ class ConvNet(nn.Module):
         return self.head(x.mean(dim=(2, 3)))
 
     def forward(self, x):
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.autocast(self.device_type, dtype=self.amp_dtype):
             y = self.body(x)
         return y
 
 
-class GRULoop(nn.Module):
-    def __init__(self):
+class GRULoop(Scoped):
+    def __init__(self, width: int = 128):
         super().__init__()
-        self.cell = nn.GRUCell(128, 128)
+        self.cell = nn.GRUCell(width, width)
 
     def body(self, xs):
-        h = torch.zeros(xs.size(1), 128, dtype=xs.dtype)
+        h = torch.zeros(xs.size(1), self.cell.hidden_size, dtype=xs.dtype, device=xs.device)
         for t in range(32):
             h = self.cell(xs[t], h)
         return h
 
     def forward(self, xs):
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.autocast(self.device_type, dtype=self.amp_dtype):
             h = self.body(xs)
         return h
 
 
-class TinyMatmuls(nn.Module):
-    def __init__(self):
+class TinyMatmuls(Scoped):
+    def __init__(self, size: int = 8):
         super().__init__()
-        self.w = nn.Parameter(torch.randn(8, 8) * 0.3)
+        self.w = nn.Parameter(torch.randn(size, size) * size**-0.5)
 
     def body(self, x):
         for _ in range(50):
@@ -142,7 +162,7 @@ class TinyMatmuls(nn.Module):
         return x
 
     def forward(self, x):
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.autocast(self.device_type, dtype=self.amp_dtype):
             y = self.body(x)
         return y
 
@@ -157,7 +177,7 @@ class ResidualBlock(nn.Module):
         return x + self.down(F.gelu(self.up(self.norm(x))))
 
 
-class ResidualMLP(nn.Module):
+class ResidualMLP(Scoped):
     """Pre-norm residual MLP, 4 x (512 -> 2048 -> 512): wide enough that the
     weight copies leave the allocator's recycled memory, where eager's cast
     cache costs most under torch.no_grad()."""
@@ -170,7 +190,51 @@ class ResidualMLP(nn.Module):
         return self.blocks(x)
 
     def forward(self, x):
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.autocast(self.device_type, dtype=self.amp_dtype):
+            y = self.body(x)
+        return y
+
+
+class Bottleneck(nn.Module):
+    """ResNet-50's bottleneck block (torchvision's layout, v1.5: stride on the 3x3)."""
+
+    def __init__(self, inplanes: int, planes: int, stride: int = 1):
+        super().__init__()
+        width, out = planes, planes * 4
+        self.conv1, self.bn1 = nn.Conv2d(inplanes, width, 1, bias=False), nn.BatchNorm2d(width)
+        self.conv2, self.bn2 = nn.Conv2d(width, width, 3, stride, 1, bias=False), nn.BatchNorm2d(width)
+        self.conv3, self.bn3 = nn.Conv2d(width, out, 1, bias=False), nn.BatchNorm2d(out)
+        self.downsample = (
+            nn.Sequential(nn.Conv2d(inplanes, out, 1, stride, bias=False), nn.BatchNorm2d(out))
+            if stride != 1 or inplanes != out else nn.Identity())
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = F.relu(self.bn2(self.conv2(y)))
+        return F.relu(self.bn3(self.conv3(y)) + self.downsample(x))
+
+
+class ResNet50(Scoped):
+    """ResNet-50's shape (stem, 3-4-6-3 bottlenecks, 1000-way head), written
+    here so the benchmark needs no torchvision; eval mode (running BN stats)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
+                                  nn.MaxPool2d(3, 2, 1))
+        layers, inplanes = [], 64
+        for planes, blocks, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
+            for i in range(blocks):
+                layers.append(Bottleneck(inplanes, planes, stride if i == 0 else 1))
+                inplanes = planes * 4
+        self.layers = nn.Sequential(*layers)
+        self.fc = nn.Linear(2048, 1000)
+
+    def body(self, x):
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(self.layers(self.stem(x)), 1), 1))
+
+    def forward(self, x):
+        with torch.autocast(self.device_type, dtype=self.amp_dtype):
             y = self.body(x)
         return y
 
@@ -192,15 +256,37 @@ class Workload:
     iters: int = 1
 
 
-WORKLOADS = [
-    Workload("mlp", MLP, lambda: (torch.randn(64, 256),), iters=5),
-    Workload("residual_mlp_2048", ResidualMLP, lambda: (torch.randn(64, 512),)),
-    Workload("encoder_block", EncoderBlock, lambda: (torch.randn(8, 128, 256),)),
-    Workload("convnet", lambda: ConvNet().eval(), lambda: (torch.randn(8, 3, 32, 32),)),
-    Workload("gru_loop32", GRULoop, lambda: (torch.randn(32, 16, 128),)),
-    Workload("tiny_matmuls50", TinyMatmuls, lambda: (torch.randn(8, 8),), iters=5),
-    Workload("mlp_autocast_off", MLPNoScope, lambda: (torch.randn(64, 256),), autocast_off=True, iters=5),
-]
+def _randn(*shape: int) -> torch.Tensor:
+    return torch.randn(*shape, device=DEVICE)
+
+
+def workloads() -> list[Workload]:
+    """The workloads at the sizes of DEVICE: small ones on a 2-core CPU, the
+    sizes of the CUDA measurements in the issue tracker on a GPU."""
+    if DEVICE == "cuda":
+        return [
+            Workload("mlp", lambda: ResidualMLP(1024, 4096, 4), lambda: (_randn(256, 1024),), iters=5),
+            Workload("encoder_block", lambda: EncoderBlock(1024, 16), lambda: (_randn(16, 256, 1024),)),
+            Workload("sdpa_encoder_block", lambda: EncoderBlock(1024, 16, sdpa=True),
+                     lambda: (_randn(16, 256, 1024),), backward=False),
+            Workload("convnet", lambda: ConvNet(64).eval(), lambda: (_randn(32, 3, 128, 128),)),
+            Workload("resnet50", lambda: ResNet50().eval(), lambda: (_randn(32, 3, 224, 224),), backward=False),
+            Workload("gru_loop32", lambda: GRULoop(512), lambda: (_randn(32, 64, 512),)),
+            Workload("tiny_matmuls50", lambda: TinyMatmuls(16), lambda: (_randn(16, 16),), iters=5),
+            Workload("mlp_autocast_off", MLPNoScope, lambda: (_randn(64, 256),), autocast_off=True, iters=5),
+        ]
+    return [
+        Workload("mlp", MLP, lambda: (_randn(64, 256),), iters=5),
+        Workload("residual_mlp_2048", ResidualMLP, lambda: (_randn(64, 512),)),
+        Workload("encoder_block", EncoderBlock, lambda: (_randn(8, 128, 256),)),
+        Workload("sdpa_encoder_block", lambda: EncoderBlock(sdpa=True), lambda: (_randn(8, 128, 256),),
+                 backward=False),
+        Workload("convnet", lambda: ConvNet().eval(), lambda: (_randn(8, 3, 32, 32),)),
+        Workload("resnet50", lambda: ResNet50().eval(), lambda: (_randn(1, 3, 224, 224),), backward=False),
+        Workload("gru_loop32", GRULoop, lambda: (_randn(32, 16, 128),)),
+        Workload("tiny_matmuls50", TinyMatmuls, lambda: (_randn(8, 8),), iters=5),
+        Workload("mlp_autocast_off", MLPNoScope, lambda: (_randn(64, 256),), autocast_off=True, iters=5),
+    ]
 
 
 # --- variants ------------------------------------------------------------
@@ -276,6 +362,11 @@ def _step(fn, inputs, backward: bool, module: nn.Module):
     return out
 
 
+def _sync() -> None:
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
 def _count_cast_copies(fn, inputs, backward, module) -> int:
     """Real dtype casts (aten::_to_copy) in one call, eager's or a script's."""
     with torch.autograd.profiler.profile(use_kineto=False) as prof:
@@ -285,7 +376,7 @@ def _count_cast_copies(fn, inputs, backward, module) -> int:
 
 def run_workload(w: Workload, repeats: int, backward: bool) -> dict[str, Any]:
     torch.manual_seed(0)
-    module = w.make()
+    module = w.make().to(DEVICE)
     inputs = w.inputs()
     variants = make_variants(w, module, backward)
     results: dict[str, Any] = {}
@@ -300,9 +391,11 @@ def run_workload(w: Workload, repeats: int, backward: bool) -> dict[str, Any]:
             results[name] = {"failed": str(error).strip().splitlines()[0][:120]}
     for _ in range(repeats):
         for name, fn in live.items():  # interleaved
+            _sync()
             start = time.perf_counter()
             for _ in range(w.iters):
                 _step(fn, inputs, backward, module)
+            _sync()
             results[name]["times"].append((time.perf_counter() - start) / w.iters)
     reference = "script_plain" if w.autocast_off else "eager_autocast"
     ref_out = results.get(reference, {}).get("out")
@@ -417,16 +510,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", metavar="NAME", help="run one workload")
     parser.add_argument("--inference-only", action="store_true",
                         help="only the torch.no_grad() runs (with the frozen variants), no pass cost")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--dtype", choices=("bfloat16", "float16"), default=None,
+                        help="the autocast dtype (default: bfloat16 on cpu, float16 on cuda)")
     args = parser.parse_args(argv)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda: torch.cuda.is_available() is False here")
+    global DEVICE, DTYPE
+    DEVICE = args.device
+    DTYPE = getattr(torch, args.dtype or ("float16" if DEVICE == "cuda" else "bfloat16"))
     repeats = 5 if args.quick else args.repeats
     torch.set_num_threads(max(1, torch.get_num_threads()))
     report: dict[str, Any] = {"torch": torch.__version__, "device": DEVICE, "dtype": str(DTYPE),
                               "threads": torch.get_num_threads(), "repeats": repeats, "workloads": {}}
     print(f"torch {torch.__version__}, {DEVICE} {DTYPE}, {torch.get_num_threads()} threads, "
           f"median of {repeats} interleaved repeats")
-    for w in WORKLOADS:
-        if args.only and w.name != args.only:
-            continue
+    chosen = [w for w in workloads() if not args.only or w.name == args.only]
+    if not chosen:
+        parser.error(f"--only {args.only}: no such workload ({', '.join(w.name for w in workloads())})")
+    for w in chosen:
         for backward in ([False, True] if w.backward and not args.inference_only else [False]):
             key = f"{w.name}/{'fwd+bwd' if backward else 'inference'}"
             summary = run_workload(w, repeats, backward)
