@@ -23,13 +23,17 @@ shrunk reproducer in fuzz_findings/ must compare equal to eager ("ok").
    inline ("Expected Tensor but got None"), on jitamp's simple executor
    with constant trip counts too. Fixed: KeepLoopsOutOfLine.
 
-And two differences that are TorchScript's, not jitamp's, both of forks:
-a forked task runs on another thread, whose autograd nodes get that
-thread's sequence numbers, so backward sums gradient contributions in
-another order (plain TorchScript gives the same gradients; the runner
-reports "known:fork-grad-order"); and an op's error in a forked task comes
-back from torch.jit.wait as a RuntimeError, eager's class lost
-("known:fork-error-class").
+And differences that are TorchScript's, not jitamp's. Of forks: a forked
+task runs on another thread, whose autograd nodes get that thread's
+sequence numbers, so backward sums gradient contributions in another order
+(plain TorchScript gives the same gradients; the runner reports
+"known:fork-grad-order"), and where two nodes would fail, another fails
+first (finding 8); and an op's error in a forked task comes back from
+torch.jit.wait as a RuntimeError, eager's class lost
+("known:fork-error-class"). Of graph optimizations (finding 9): the peephole
+pass folds `x.t().t()` to `x` in the graph the simple executor runs, so
+backward sums a gradient in another order
+("known:torchscript-optimization").
 """
 import importlib.util
 import os
@@ -96,6 +100,98 @@ def test_fork_gradient_order_is_torchscripts():
     with jitamp.enable():
         assert torch.equal(grads(with_jitamp), grads(plain))
     assert not torch.equal(grads(program.prog), grads(plain))
+
+
+def _load(name: str):
+    """A finding's program as a fresh module (TorchScript keeps what it
+    compiled, and how it ran, with the function object)."""
+    _load.count = getattr(_load, "count", 0) + 1
+    spec = importlib.util.spec_from_file_location(f"{name[:-3]}_{_load.count}", os.path.join(FINDINGS, name))
+    program = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(program)
+    return program
+
+
+def test_fork_backward_error_order_is_torchscripts():
+    """finding8_fork_backward_error_order.py: backward meets two failing
+    nodes. Eager fails at the NotImplemented node of `softmax(..., out=v7)`
+    (numbered UINT64_MAX: it runs as soon as it is ready, once the forked
+    function's nodes have run); jitamp, as plain TorchScript, at gelu's
+    check of v7's version, which runs first because the task's nodes,
+    numbered on its thread, come after it."""
+    assert _run("finding8_fork_backward_error_order.py").kind == "known:fork-grad-order"
+
+    def backward_error(model) -> str:
+        args = [a.requires_grad_() for a in program.make_args(1)]
+        x0, sink = model(*args)
+        with pytest.raises(RuntimeError) as raised:
+            sum(t.sum() for t in [x0, *sink] if t.requires_grad).backward()
+        return str(raised.value)
+
+    program = _load("finding8_fork_backward_error_order.py")
+    assert backward_error(program.build()) == "derivative for aten::softmax is not implemented"
+    plain = oracle.script_without_jitamp(program.build())
+    with_jitamp = oracle.script(program.build())
+    assert "modified by an inplace operation" in backward_error(plain)
+    assert backward_error(with_jitamp) == backward_error(plain)
+
+
+def _x0_grad(fn, program, optimize: bool = True) -> torch.Tensor:
+    args = program.make_args(1)
+    x0 = args[0].requires_grad_()
+    with torch.jit.optimized_execution(optimize):
+        v13, _, v5, sink = fn(*args)
+        sum(t.sum() for t in [v13, v13, v5, *sink]).backward()
+    return x0.grad
+
+
+def test_peephole_transpose_gradient_is_torchscripts():
+    """finding9_peephole_transpose_grad.py (float64, no autocast): jitamp's
+    gradient differs from eager's in its last bits, and is plain
+    TorchScript's bit for bit; plain TorchScript's unoptimized plan (no
+    preoptimization) gives eager's. The graph both run is preoptimized:
+    callees inlined, then the peephole pass folds `v3.t().t()` (two calls
+    of h1) to v3, and backward, without two TBackward nodes, sums another
+    way."""
+    name = "finding9_peephole_transpose_grad.py"
+    assert _run(name).kind == "known:torchscript-optimization"
+    program = _load(name)
+    eager = _x0_grad(program.prog, program)
+    plain = _x0_grad(oracle.script_without_jitamp(_load(name).prog), program)
+    unoptimized = _x0_grad(oracle.script_without_jitamp(_load(name).prog), program, optimize=False)
+    with jitamp.enable():
+        with_jitamp = _x0_grad(oracle.script(_load(name).prog), program)
+    assert torch.equal(with_jitamp, plain)
+    assert not torch.equal(with_jitamp, eager)
+    assert torch.equal(unoptimized, eager)
+
+    graph = oracle.script_without_jitamp(_load(name).prog).graph.copy()
+    torch._C._jit_pass_inline(graph)
+    transposes = lambda: sum(node.kind() == "aten::t" for node in graph.nodes())  # noqa: E731
+    assert transposes() == 3  # x0.t(), v3.t(), v3.t().t()
+    torch._C._jit_pass_peephole(graph, True)
+    assert transposes() == 2
+
+
+@pytest.mark.parametrize("side", ["scripted", "eager"])
+def test_optimized_plan_difference_needs_plain_torchscripts_bits(side, tmp_path):
+    """The runner recognizes finding 9 only as long as jitamp's results are
+    plain TorchScript's and eager's are plain TorchScript's unoptimized
+    plan's: with eager in jitamp's place, or jitamp in eager's, it does not."""
+    from jitamp.fuzz import runner
+
+    name = "finding9_peephole_transpose_grad.py"
+    with open(os.path.join(FINDINGS, name)) as f:
+        source = f.read()
+    program = _load(name)
+    with jitamp.enable():
+        with_jitamp = oracle.script(program.prog)
+    eager, scripted = (program.prog, program.prog) if side == "scripted" else (with_jitamp, with_jitamp)
+    assert runner._optimized_plan_difference(
+        "mismatch:grad", eager, scripted, program, source, str(tmp_path), "fz") is None
+    assert runner._optimized_plan_difference(
+        "mismatch:grad", program.prog, with_jitamp, program, source, str(tmp_path), "fz") \
+        == "known:torchscript-optimization"
 
 
 def test_fork_error_class_is_torchscripts():
