@@ -183,6 +183,72 @@ def test_enabled_false_inside_bf16_scope(outer):
         check_against_eager(model, inputs(NestedDisabled), scripted=frozen, outer=OUTERS[outer])
 
 
+class RNNCells(nn.Module):
+    """The RNN cells, stepped in a static bf16 scope. On CPU eager autocast
+    has no policy for them: it casts their weights in the aten::linear they
+    call inside, and a frozen weight (a constant, which eager's cache does
+    not keep) would be cast there at every step."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRUCell(8, 8)
+        self.lstm = nn.LSTMCell(8, 8)
+        self.tanh = nn.RNNCell(8, 8)
+        self.relu = nn.RNNCell(8, 8, nonlinearity="relu", bias=False)
+
+    def forward(self, xs: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            h = torch.zeros(xs.size(1), 8)
+            c = torch.zeros(xs.size(1), 8)
+            for t in range(xs.size(0)):
+                h = self.gru(xs[t], h)
+                h, c = self.lstm(h, (h, c))
+                h = self.relu(self.tanh(h, h), h)
+            return h + c
+
+
+def _cast_copies_per_call(fn, *args) -> int:
+    with torch.no_grad():
+        fn(*args)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            fn(*args)
+    return sum(e.name == "aten::_to_copy" for e in prof.events())
+
+
+@pytest.mark.parametrize("outer", list(OUTERS))
+@pytest.mark.parametrize("grad", list(GRAD))
+def test_rnn_cell_weights_cast_once(outer, grad):
+    model, frozen = frozen_and_eager(RNNCells)
+    graph = frozen.graph
+    cells = [n for kind in ("gru_cell", "lstm_cell", "rnn_tanh_cell", "rnn_relu_cell")
+             for n in graph.findAllNodes("aten::" + kind)]
+    weights = [n.inputsAt(i) for n in cells for i in range(2, 6) if n.inputsAt(i).type().kind() == "TensorType"]
+    assert len(weights) == 14, graph  # the relu cell has no biases
+    for weight in weights:
+        assert weight.node().kind() == "prim::Constant", graph
+        assert weight.toIValue().dtype == torch.bfloat16, graph
+    # No float32 copy of a weight stays behind.
+    assert not [n for n in graph.findAllNodes("prim::Constant")
+                if n.output().type().kind() == "TensorType" and n.output().toIValue().dtype == torch.float32], graph
+    xs = torch.randn(3, 2, 8)
+    with GRAD[grad]():
+        check_against_eager(model, (xs,), scripted=frozen, outer=OUTERS[outer], grad=grad == "grad")
+
+
+def test_rnn_cell_weights_not_cast_per_call():
+    model, frozen = frozen_and_eager(RNNCells)
+    xs = torch.randn(3, 2, 8)
+
+    def eager(xs):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return model(xs)
+
+    # Eager casts each of the 14 weights once per call (its cache keeps
+    # them for the region); the frozen model casts the same activations and
+    # no weight.
+    assert _cast_copies_per_call(frozen, xs) == _cast_copies_per_call(eager, xs) - 14
+
+
 def test_one_constant_per_weight_and_state():
     # self.a is used twice in the same bf16 scope: one bf16 copy.
     _, frozen = frozen_and_eager(NestedDisabled)

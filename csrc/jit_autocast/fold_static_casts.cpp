@@ -2,6 +2,7 @@
 
 #include "cast_ops.h"
 #include "jitamp_ir.h"
+#include "policy_table.h"
 #include "static_scopes.h"
 
 #include <ATen/autocast_mode.h>
@@ -86,6 +87,23 @@ std::string describe(const DeviceStates& states) {
   return out;
 }
 
+// The RNN cells, on CPU: eager autocast has no policy for them there, and
+// their CPU kernels use the weights and biases (arguments 2 to 5) only in
+// the aten::linear calls they make (ATen/native/RNN.cpp, CellParams), whose
+// lower_precision_fp policy casts them. jitamp has no cast before such an
+// op (no policy, no smart cast), so a frozen weight -- a constant, which
+// eager's cache never keeps -- would be cast at every call, in every step
+// of a loop. The arguments linear reaches, for this pass to cast once.
+bool isCpuRnnCell(const Node* node) {
+  static const std::set<Symbol> cells = {
+      Symbol::fromQualString("aten::gru_cell"),
+      Symbol::fromQualString("aten::lstm_cell"),
+      Symbol::fromQualString("aten::rnn_tanh_cell"),
+      Symbol::fromQualString("aten::rnn_relu_cell")};
+  return cells.count(node->kind()) && node->inputs().size() == 6;
+}
+constexpr size_t kCellFirstWeight = 2;
+
 bool isTensorLike(const TypePtr& type) {
   if (type->kind() == TypeKind::TensorType) {
     return true;
@@ -101,6 +119,7 @@ class CastFolder {
   bool run() {
     foldInBlock(graph_.block());
     dropUnusedCallerRegions(graph_.block());
+    dropUnusedWeights();
     return changed_;
   }
 
@@ -115,6 +134,56 @@ class CastFolder {
       scopes_.walkBlocks(node, [this](Block* sub) { foldInBlock(sub); });
       if (isSmartCast(node)) {
         fold(node);
+      } else if (isCpuRnnCell(node)) {
+        foldCellWeights(node);
+      }
+    }
+  }
+
+  // A constant weight or bias of a CPU RNN cell (isCpuRnnCell), cast now as
+  // the cell's aten::linear will cast it, where the installed torch gives
+  // the cell no autocast kernel on CPU (a kernel of its own would cast its
+  // other inputs too: then the policy table has its row) and gives linear
+  // its lower_precision_fp one.
+  void foldCellWeights(Node* cell) {
+    const auto& schema = cell->schema();
+    const auto cpu = c10::DeviceType::CPU;
+    if (opKernels(schema.name(), schema.overload_name(), cpu).autocast ||
+        effectivePolicy("aten::linear", "").cpu != CastPolicy::LowerPrecisionFp) {
+      return;
+    }
+    for (size_t i = kCellFirstWeight; i < cell->inputs().size(); ++i) {
+      Value* input = cell->input(i);
+      const auto constant = toIValue(input);
+      if (!constant || !constant->isTensor() ||
+          constant->toTensor().device().type() != cpu) {
+        continue;
+      }
+      const at::Tensor& weight = constant->toTensor();
+      const auto states = staticStatesOf({weight}, scopes_);
+      if (!states) {
+        continue;
+      }
+      const std::string key = "linear-in-cell(" +
+          std::to_string(input->unique()) + ")" + describe(*states);
+      auto done = folded_.find(key);
+      if (done == folded_.end()) {
+        at::Tensor cast;
+        {
+          StateForCast state(*states);
+          cast = toFp16(weight, "cpu", /*region=*/0);
+        }
+        Value* result =
+            cast.is_same(weight) ? input : constantFor(input, cast);
+        done = folded_.emplace(key, std::vector<Value*>{result}).first;
+      }
+      if (done->second.front() != input) {
+        GRAPH_UPDATE(
+            "Casting ", input->debugName(), " of ", *cell, " under ",
+            describe(*states), " once");
+        cell->replaceInput(i, done->second.front());
+        replaced_.insert(input);
+        changed_ = true;
       }
     }
   }
@@ -179,6 +248,9 @@ class CastFolder {
     }
     TORCH_INTERNAL_ASSERT(results.size() == cast->outputs().size());
     GRAPH_UPDATE("Folding ", *cast, " under ", describe(*states));
+    for (const size_t i : tensor_indices) {
+      replaced_.insert(cast->input(i));
+    }
     for (size_t k = 0; k < results.size(); ++k) {
       cast->output(k)->replaceAllUsesWith(results[k]);
     }
@@ -237,9 +309,22 @@ class CastFolder {
     }
   }
 
+  // The weights whose casts are now constants of their own: a frozen
+  // weight left without a use would keep its float32 copy alive beside its
+  // cast one for as long as the model.
+  void dropUnusedWeights() {
+    for (Value* weight : replaced_) {
+      if (!weight->hasUses() && weight->node()->kind() == prim::Constant) {
+        weight->node()->destroy();
+      }
+    }
+    replaced_.clear();
+  }
+
   Graph& graph_;
   StaticScopes scopes_;
   std::map<std::string, std::vector<Value*>> folded_;
+  std::set<Value*> replaced_;
   bool changed_ = false;
 };
 
