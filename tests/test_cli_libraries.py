@@ -38,7 +38,11 @@ def test_convert_names_the_missing_op_and_the_options(tmp_path):
     done = _jitamp("convert", plain, str(tmp_path / "out.pt"))
     assert done.returncode == 2
     assert "jitamp_test_extra::twice" in done.stderr and "--import" in done.stderr, done.stderr
-    assert "--library" in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    # One line of jitamp's, no traceback (torch may warn on stderr too: a
+    # venv without numpy gets "Failed to initialize NumPy").
+    ours = [line for line in done.stderr.splitlines() if line.startswith("jitamp:")]
+    assert len(ours) == 1 and "--library" in ours[0], done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
 
     done = _jitamp("convert", plain, str(tmp_path / "out.pt"), "--import", "extra_ops")
     assert done.returncode == 0, done.stderr
