@@ -4,6 +4,7 @@
 # the simple executor runs; both mm inputs are then x0, whose bf16 cast eager's
 # cache shares, where eager casts x0 (cached) and its view (uncached) apart:
 # backward sums the two gradients in bfloat16, eager in float32.
+# Fixed: jitamp makes that graph itself, without the fold (csrc/jit_autocast/preoptimize.h).
 from typing import List, Optional, Tuple
 
 import torch

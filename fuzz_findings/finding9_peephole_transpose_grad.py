@@ -1,5 +1,8 @@
 # jitamp fuzz program: seed 7, index 6956
 # Reproduce: python -m jitamp.fuzz --seed 7 --index 6956
+# Finding 9: TorchScript's preoptimization folds `v3.t().t()` (two calls of h1) to v3, so
+# backward sums x0's float64 gradient in another order. Fixed: jitamp makes that graph
+# itself, without the fold (csrc/jit_autocast/preoptimize.h).
 from typing import List, Optional, Tuple
 
 import torch

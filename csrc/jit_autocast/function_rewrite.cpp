@@ -4,6 +4,7 @@
 #include "jitamp_ir.h"
 #include "jitamp_rewrite.h"
 #include "keep_loops_out_of_line.h"
+#include "preoptimize.h"
 
 #include <torch/csrc/jit/api/compilation_unit.h>
 #include <torch/csrc/jit/api/function_impl.h>
@@ -11,6 +12,7 @@
 #include <torch/csrc/jit/frontend/error_report.h>
 #include <torch/version.h>
 
+#include <type_traits>
 #include <unordered_set>
 
 namespace jitamp {
@@ -52,6 +54,52 @@ struct OptimizedGraphsTag {
 template struct PrivateMember<
     OptimizedGraphsTag,
     &GraphFunction::optimized_graphs_>;
+
+// A slot of optimized_graphs_: a std::shared_ptr<Graph>, or an optional of
+// one in some torch versions.
+template <typename Slot>
+Graph* graphIn(const Slot& slot) {
+  if constexpr (std::is_same_v<Slot, std::shared_ptr<Graph>>) {
+    return slot.get();
+  } else {
+    return slot.has_value() ? slot->get() : nullptr;
+  }
+}
+
+// TorchScript fills one slot of optimized_graphs_ (one per autocast
+// specialization) at a time, with a graph of its own, when the function
+// first runs, or a caller inlines it, under that specialization. jitamp
+// fills every slot with the same graph (InstallOptimizedGraph): that is
+// how its graph is told apart from TorchScript's.
+bool holdsJitampsOptimizedGraph(GraphFunction& graph_function) {
+  const auto& slots = graph_function.*get(OptimizedGraphsTag());
+  static_assert(
+      std::tuple_size_v<std::remove_reference_t<decltype(slots)>> > 1,
+      "GraphFunction has one optimized graph: jitamp's cannot be told apart");
+  Graph* first = graphIn(slots.front());
+  if (first == nullptr) {
+    return false;
+  }
+  for (const auto& slot : slots) {
+    if (graphIn(slot) != first) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The graph the function's executors compile and its callers inline,
+// whatever the autocast state at its first call: jitamp's preoptimization
+// of its graph (preoptimize.h), not TorchScript's. Its callees must have
+// theirs already (Inline reads them). The graphs of all specializations are
+// the same (with _set_ignore_amp, TorchScript's would not differ either).
+void installOptimizedGraph(GraphFunction& graph_function) {
+  const std::shared_ptr<Graph> optimized =
+      PreoptimizedCopy(graph_function.graph());
+  for (auto& slot : graph_function.*get(OptimizedGraphsTag())) {
+    slot = optimized;
+  }
+}
 
 void collectCallees(Block* block, std::vector<Function*>& callees) {
   for (Node* node : block->nodes()) {
@@ -127,6 +175,8 @@ class FunctionRewriter {
       // Not a rewrite: how the function runs, as the executor mode above
       // (and so not listed as changed, nor refused once it has run).
       KeepLoopsOutOfLine(graph);
+      // Its callees have theirs: rewrite() installed them above.
+      installOptimizedGraph(graph_function);
     }
   }
 
@@ -138,6 +188,41 @@ class FunctionRewriter {
   RewriteOptions options_;
   std::unordered_set<Function*> visited_;
   std::vector<std::string> changed_;
+};
+
+// installOptimizedGraph for functions whose graphs changed after their
+// rewrite (fold_static_casts, strip_static_scopes, or a pass of
+// torch.jit.optimize_for_inference), callees before callers. Skips those
+// that have run.
+class GraphInstaller {
+ public:
+  void install(Function& function) {
+    if (!function.isGraphFunction() || !visited_.insert(&function).second) {
+      return;
+    }
+    auto& graph_function = toGraphFunction(function);
+    graph_function.ensure_defined();
+    std::vector<Function*> callees;
+    collectCallees(graph_function.graph()->block(), callees);
+    for (Function* callee : callees) {
+      install(*callee);
+    }
+    if (!HasRun(function)) {
+      installOptimizedGraph(graph_function);
+    }
+  }
+
+  void installModule(const Module& module) {
+    for (Function* method : module.type()->methods()) {
+      install(*method);
+    }
+    for (const Module& child : module.children()) {
+      installModule(child);
+    }
+  }
+
+ private:
+  std::unordered_set<Function*> visited_;
 };
 
 void rewriteModuleInto(const Module& module, FunctionRewriter& rewriter) {
@@ -161,8 +246,11 @@ bool HasRun(Function& function) {
       return true;
     }
   }
-  for (const auto& graph : graph_function.*get(OptimizedGraphsTag())) {
-    if (graph) {
+  if (holdsJitampsOptimizedGraph(graph_function)) {
+    return false;
+  }
+  for (const auto& slot : graph_function.*get(OptimizedGraphsTag())) {
+    if (graphIn(slot) != nullptr) {
       return true;
     }
   }
@@ -228,7 +316,12 @@ std::vector<std::string> FoldStaticCastsInModule(const Module& module) {
   std::unordered_set<Function*> visited;
   std::vector<std::string> changed;
   foldModuleInto(module, visited, changed);
+  PreoptimizeModule(module);
   return changed;
+}
+
+void PreoptimizeModule(const Module& module) {
+  GraphInstaller().installModule(module);
 }
 
 std::vector<std::string> RewriteModule(

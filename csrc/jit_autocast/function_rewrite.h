@@ -44,13 +44,24 @@ std::vector<std::string> RewriteCompilationUnitOf(
 
 // Runs FoldStaticCasts (fold_static_casts.h) on every method of the module
 // and of its submodules: for a module frozen with torch.jit.freeze, after
-// RewriteModule. Throws if a graph it would change has already run.
-// Returns the qualified names of the methods that changed.
+// RewriteModule; then PreoptimizeModule. Throws if a graph it would change
+// has already run. Returns the qualified names of the methods that changed.
 std::vector<std::string> FoldStaticCastsInModule(
     const torch::jit::Module& module);
 
+// Each rewrite above also makes the graph that TorchScript's executors
+// compile and callers inline (GraphFunction's optimized graphs), jitamp's
+// preoptimization of the rewritten graph (preoptimize.h), before the first
+// call. A graph changed afterwards (after FoldStaticCasts, which does this
+// itself, or StripStaticScopes) needs it again: this makes it for every
+// method of the module and its submodules, and what they call, that has
+// not run.
+void PreoptimizeModule(const torch::jit::Module& module);
+
 // Whether TorchScript has built an executor or an inlinable optimized graph
-// for the function, i.e. it has run (or a caller that inlined it has).
+// for the function, i.e. it has run (or a caller that inlined it has). The
+// optimized graph jitamp installs does not count: jitamp made it from the
+// graph as it is.
 bool HasRun(torch::jit::Function& function);
 
 } // namespace jitamp

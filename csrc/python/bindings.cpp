@@ -121,6 +121,16 @@ PYBIND11_MODULE(_C, m) {
       "names changed.");
 
   m.def(
+      "preoptimize_module",
+      [](const torch::jit::Module& module) {
+        jitamp::PreoptimizeModule(module);
+      },
+      py::arg("module"),
+      "Make again the graph TorchScript runs of each method (and what it "
+      "calls) that has not run, from its graph as it is now "
+      "(function_rewrite.h): after editing a rewritten graph.");
+
+  m.def(
       "static_scope_obstacles",
       [](const std::shared_ptr<torch::jit::Graph>& graph) {
         return jitamp::StaticScopeObstacles(graph);

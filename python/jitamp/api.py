@@ -284,6 +284,7 @@ def freeze(module: Any, *, preserved_attrs: Sequence[str] | None = None,
                          + "\n  ".join(obstacles))
     for graph in graphs.values():
         _C.strip_static_scopes(graph)
+    _C.preoptimize_module(frozen._c)
     return frozen
 
 

@@ -49,10 +49,10 @@ autograd node names in in-place errors (MulBackward0/1), gradient summation
 order of forked tasks (compared with a tolerance, and beyond it reported
 as "known:fork-grad-order" where a direct call instead of fork/wait gives
 eager's gradients: plain TorchScript gives the same; so are two backward
-errors that meet in another order), graph optimizations ("known:
-torchscript-optimization": jitamp's results are plain TorchScript's on
-the simple executor, and its unoptimized plan gives eager's; the peephole
-pass folds `x.t().t()`), `@torch.autocast` decorators (jitamp-only syntax).
+errors that meet in another order), `@torch.autocast` decorators
+(jitamp-only syntax). (TorchScript's preoptimization, whose peephole pass
+folds `x.t().t()` to `x`, was one, findings 9 and 10, until jitamp made
+the graph its executors run: csrc/jit_autocast/preoptimize.h.)
 
 Not covered yet: CUDA tensors (no GPU here: cuda scopes are generated but
 disabled), shapes other than [4, 4] and broadcasting between shapes,

@@ -20,7 +20,7 @@ Outcomes (`Result.kind`):
   value, shape, structure, error, grad, state), "saved-mismatch:<what>" after
   save/load;
 - "known:<what>": a difference TorchScript itself makes, with or without
-  jitamp (`known_difference`, `_known_finding`, `_optimized_plan_difference`);
+  jitamp (`known_difference`, `_known_finding`);
 - "harness": anything else that went wrong while comparing (a fuzzer bug).
 """
 from __future__ import annotations
@@ -240,63 +240,6 @@ def _known_finding(kind, obj, scripted, module, source, directory, stem, message
     return None
 
 
-@contextlib.contextmanager
-def _plain_plan(optimize: bool):
-    """Executors made meanwhile are the simple executor, jitamp's (the
-    profiling mode, off, picks it; a process-wide flag), and preoptimize
-    their graph only if `optimize` (the thread's optimization flag)."""
-    was = torch._C._jit_set_profiling_mode(False)
-    try:
-        with torch.jit.optimized_execution(optimize):
-            yield
-    finally:
-        torch._C._jit_set_profiling_mode(was)
-
-
-def _optimized_plan_difference(kind, obj, scripted, module, source, directory, stem) -> str | None:
-    """A difference TorchScript's graph optimizations make (not jitamp):
-    plain TorchScript (scripted without jitamp) on jitamp's executor, the
-    simple executor, gives jitamp's outputs and gradients bit for bit, and
-    without its optimizations (`torch.jit.optimized_execution(False)`)
-    eager's. The simple executor runs the graph TorchScript preoptimizes
-    (`GraphFunction::optimized_graph`: callees inlined, then the peephole
-    pass), whose peephole pass folds `x.t().t()` to `x`, across inlined
-    callees too: backward has no TBackward nodes there and sums a
-    gradient's contributions in another order (finding 9, seed 7, index
-    6956: float64, 1.8e-15). A program whose scopes cast does not qualify:
-    plain TorchScript's built-in autocast, or none, does not give jitamp's
-    bits. (Not compared with the default executor: from its second call,
-    its symbolic autodiff gives other gradients again.)"""
-    if kind not in ("mismatch:grad", "mismatch:value"):
-        return None
-    with jitamp_enabled(False):
-        optimized = load_source(source, directory, stem + "_optimized")
-        unoptimized = load_source(source, directory, stem + "_unoptimized")
-    try:
-        with jitamp_enabled(False):
-            plain_optimized = torch.jit.script(optimized.build())
-            plain_unoptimized = torch.jit.script(unoptimized.build())
-
-        def on_plan(fn, optimize):
-            def call(*args):
-                with _plain_plan(optimize):
-                    return fn(*args)
-            return call
-
-        # jitamp's bits are plain TorchScript's, and eager's without its optimizations
-        for reference, other in ((on_plan(plain_optimized, True), scripted),
-                                 (obj, on_plan(plain_unoptimized, False))):
-            oracle.check_against_eager(
-                reference, module.make_args(1), scripted=other, outer=make_outer(module.OUTER),
-                calls=CALLS, grad=module.GRAD, args_for_call=module.make_args)
-    except Exception:  # noqa: BLE001 - not shown to be TorchScript's: stays a mismatch
-        return None
-    finally:
-        unload(optimized)
-        unload(unoptimized)
-    return "known:torchscript-optimization"
-
-
 def _message_in(eager: str, scripted: str) -> bool:
     """Whether the message of the oracle's line `eager raised Cls('...')`
     starts within that of its `scripted raised Cls('...')` line. Both hold
@@ -397,7 +340,6 @@ def _run_source(source: str, directory: str, stem: str, save: bool | None) -> Re
                 kind = known_difference(str(exc)) or "mismatch:" + classify(str(exc))
                 if kind in ("mismatch:value", "mismatch:grad", "mismatch:error"):
                     kind = _known_finding(kind, obj, scripted, module, source, directory, stem, str(exc)) or kind
-                    kind = _optimized_plan_difference(kind, obj, scripted, module, source, directory, stem) or kind
                 return Result(kind, str(exc), eager_raised)
             if save if save is not None else module.SAVE:
                 buffer = io.BytesIO()

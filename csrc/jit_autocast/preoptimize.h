@@ -1,0 +1,36 @@
+// Pass: the graph TorchScript's executors compile, made by jitamp.
+#pragma once
+
+#include <memory>
+
+namespace torch::jit {
+struct Graph;
+} // namespace torch::jit
+
+namespace jitamp {
+
+// Before any executor (the simple one included) sees a function, TorchScript
+// preoptimizes a copy of its graph (preoptimizeGraph, api/function_impl.cpp):
+// Inline (callees' own preoptimized graphs), PeepholeOptimize with shape
+// peepholes off, ConstantPropagationImmutableTypes, and, with
+// _set_ignore_amp, no Autocast, then ConstantPooling. Callers inline that
+// graph, and GraphFunction keeps it per autocast specialization.
+//
+// One of those rewrites changes what eager autocast does: the peephole pass
+// folds `x.t().t()` to `x`, a view to its base. Eager's autocast caches the
+// cast of a leaf that requires grad and never that of a view, so
+// `mm(x, x.t().t())` under bfloat16 casts x twice over in eager, and backward
+// sums its two gradients in float32 before their casts' backward; folded,
+// both casts share the one cached cast, and backward sums them in bfloat16
+// (fuzz finding 10). Outside autocast the fold still changes the order in
+// which backward sums a gradient (finding 9).
+//
+// Returns that preoptimized copy of `graph`, the same passes in the same
+// order, with every `aten::t` of an `aten::t` kept: the peephole pass runs
+// with an aten::alias between the two (which it does not fold), removed
+// right after it. Inline reads the callees' optimized_graph(), so they must
+// have theirs first (function_rewrite.cpp installs callees first).
+std::shared_ptr<torch::jit::Graph> PreoptimizedCopy(
+    const std::shared_ptr<torch::jit::Graph>& graph);
+
+} // namespace jitamp
