@@ -212,8 +212,11 @@ def test_type_error_class_is_torchscripts():
         return torch.cat([x, x], 0, out=out)
 
     x, out = torch.ones(2, 2), torch.zeros(4, 2, dtype=torch.long)
-    with pytest.raises(TypeError):
+    with pytest.raises((TypeError, RuntimeError)) as eager:
         casts_into_long(x, out)
+    if type(eager.value) is RuntimeError:  # torch 2.4.1: c10 raised no TypeError here yet
+        pytest.skip(f"eager raises RuntimeError on torch {torch.__version__}: no class for TorchScript to lose")
+    assert type(eager.value) is TypeError
     with pytest.raises(RuntimeError) as raised:
         oracle.script_without_jitamp(casts_into_long)(x, out)
     assert type(raised.value) is RuntimeError
