@@ -69,7 +69,7 @@ Graph* graphIn(const Slot& slot) {
 // TorchScript fills one slot of optimized_graphs_ (one per autocast
 // specialization) at a time, with a graph of its own, when the function
 // first runs, or a caller inlines it, under that specialization. jitamp
-// fills every slot with the same graph (InstallOptimizedGraph): that is
+// fills every slot with the same graph (installOptimizedGraph): that is
 // how its graph is told apart from TorchScript's.
 bool holdsJitampsOptimizedGraph(GraphFunction& graph_function) {
   const auto& slots = graph_function.*get(OptimizedGraphsTag());
@@ -190,10 +190,12 @@ class FunctionRewriter {
   std::vector<std::string> changed_;
 };
 
-// installOptimizedGraph for functions whose graphs changed after their
-// rewrite (fold_static_casts, strip_static_scopes, or a pass of
-// torch.jit.optimize_for_inference), callees before callers. Skips those
-// that have run.
+// installOptimizedGraph again for functions whose graphs changed after
+// their rewrite (fold_static_casts, strip_static_scopes, or a pass of
+// torch.jit.optimize_for_inference), callees before callers. Only where
+// jitamp's graph is installed and the function has not run: a function
+// jitamp did not configure keeps TorchScript's preoptimization (with the
+// built-in autocast pass, where that is on).
 class GraphInstaller {
  public:
   void install(Function& function) {
@@ -207,7 +209,7 @@ class GraphInstaller {
     for (Function* callee : callees) {
       install(*callee);
     }
-    if (!HasRun(function)) {
+    if (!HasRun(function) && holdsJitampsOptimizedGraph(graph_function)) {
       installOptimizedGraph(graph_function);
     }
   }

@@ -55,7 +55,8 @@ std::vector<std::string> FoldStaticCastsInModule(
 // call. A graph changed afterwards (after FoldStaticCasts, which does this
 // itself, or StripStaticScopes) needs it again: this makes it for every
 // method of the module and its submodules, and what they call, that has
-// not run.
+// not run and holds jitamp's graph (a function jitamp did not rewrite keeps
+// TorchScript's preoptimization).
 void PreoptimizeModule(const torch::jit::Module& module);
 
 // Whether TorchScript has built an executor or an inlinable optimized graph
