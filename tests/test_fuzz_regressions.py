@@ -320,10 +320,9 @@ def test_finding10_view_folded_into_cached_cast():
 
 
 def test_finding10_is_the_preoptimized_graphs():
-    """What TorchScript's preoptimization would do to the rewritten graph:
-    its inline + peephole passes replace the second aten::t by x0 (v3 =
-    v2.t() with v2 = x0.t()). The program is exact on TorchScript's
-    unoptimized plan as on jitamp's."""
+    """What TorchScript's preoptimization would do to the rewritten graph
+    (what jitamp's own leaves out): its inline + peephole passes replace
+    the second aten::t by x0 (v3 = v2.t() with v2 = x0.t())."""
     spec = importlib.util.spec_from_file_location("finding10", os.path.join(FINDINGS, FINDING10))
     program = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(program)
@@ -333,5 +332,3 @@ def test_finding10_is_the_preoptimized_graphs():
     torch._C._jit_pass_inline(graph)
     torch._C._jit_pass_peephole(graph, True)
     assert len(graph.findAllNodes("aten::t")) == 1, graph
-    with torch.jit.optimized_execution(False):
-        oracle.check_against_eager(program.prog, program.make_args(1), scripted=scripted, grad=True)

@@ -21,8 +21,9 @@ using namespace torch::jit;
 
 namespace {
 
-// jitamp reads two private members of torch::jit::GraphFunction (below)
-// and calls its _set_ignore_amp / _set_initial_executor_execution_mode.
+// jitamp reads two private members of torch::jit::GraphFunction (below),
+// writes one of them (optimized_graphs_, an array of shared_ptr<Graph>), and
+// calls its _set_ignore_amp / _set_initial_executor_execution_mode.
 // All exist, with these meanings, in every torch this file is checked on.
 static_assert(
     TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4 &&
@@ -55,17 +56,6 @@ template struct PrivateMember<
     OptimizedGraphsTag,
     &GraphFunction::optimized_graphs_>;
 
-// A slot of optimized_graphs_: a std::shared_ptr<Graph>, or an optional of
-// one in some torch versions.
-template <typename Slot>
-Graph* graphIn(const Slot& slot) {
-  if constexpr (std::is_same_v<Slot, std::shared_ptr<Graph>>) {
-    return slot.get();
-  } else {
-    return slot.has_value() ? slot->get() : nullptr;
-  }
-}
-
 // TorchScript fills one slot of optimized_graphs_ (one per autocast
 // specialization) at a time, with a graph of its own, when the function
 // first runs, or a caller inlines it, under that specialization. jitamp
@@ -76,12 +66,12 @@ bool holdsJitampsOptimizedGraph(GraphFunction& graph_function) {
   static_assert(
       std::tuple_size_v<std::remove_reference_t<decltype(slots)>> > 1,
       "GraphFunction has one optimized graph: jitamp's cannot be told apart");
-  Graph* first = graphIn(slots.front());
-  if (first == nullptr) {
+  const std::shared_ptr<Graph>& first = slots.front();
+  if (!first) {
     return false;
   }
-  for (const auto& slot : slots) {
-    if (graphIn(slot) != first) {
+  for (const std::shared_ptr<Graph>& slot : slots) {
+    if (slot != first) {
       return false;
     }
   }
@@ -251,8 +241,9 @@ bool HasRun(Function& function) {
   if (holdsJitampsOptimizedGraph(graph_function)) {
     return false;
   }
-  for (const auto& slot : graph_function.*get(OptimizedGraphsTag())) {
-    if (graphIn(slot) != nullptr) {
+  for (const std::shared_ptr<Graph>& slot :
+       graph_function.*get(OptimizedGraphsTag())) {
+    if (slot) {
       return true;
     }
   }
