@@ -278,20 +278,33 @@ def test_weights_cast_once_not_per_call():
     assert sum(e.name == "aten::_to_copy" for e in copies) == 1, [e.name for e in copies]
 
 
-def test_a_frozen_module_that_has_run_is_not_folded_silently(monkeypatch):
+def test_a_frozen_module_that_has_run_is_folded_or_refused(monkeypatch):
     torch.manual_seed(0)
-    scripted = oracle.script(MLP().eval())
+    model = MLP().eval()
     monkeypatch.setattr(jitamp._loader, "_fold_static_casts", lambda frozen: None)
+    # Run by jitamp's simple executor, which jitamp builds (function_rewrite.cpp):
+    # folding after a call remakes it, so the fold takes effect.
     with torchscript_deprecation_ignored():
-        frozen = torch.jit.freeze(scripted)
+        frozen = torch.jit.freeze(oracle.script(model))
     frozen(inputs(MLP)[0])
-    # its executor keeps the graph it compiled: folding now would not count
+    assert casts_of_constants(frozen.graph) != []
+    assert [name.rsplit(".", 2)[-2:] for name in jitamp._C.fold_static_casts_in_module(frozen._c)] == [["MLP", "forward"]]
+    assert casts_of_constants(frozen.graph) == []
+    with torch.no_grad(), torch.autograd.profiler.profile(use_kineto=False) as prof:
+        frozen(inputs(MLP)[0])
+    assert sum(e.name == "aten::_to_copy" for e in prof.function_events) == 1  # the input
+    check_against_eager(model, inputs(MLP), scripted=frozen)
+    # Run by the profiling executor, which TorchScript builds and which keeps
+    # the graph it compiled: folding now would not count.
+    with torchscript_deprecation_ignored():
+        profiled = torch.jit.freeze(oracle.script(model, profiling_executor=True))
+    profiled(inputs(MLP)[0])
     with pytest.raises(RuntimeError, match="cannot fold the casts of .*already run"):
-        jitamp._C.fold_static_casts_in_module(frozen._c)
+        jitamp._C.fold_static_casts_in_module(profiled._c)
     # a folded one that has run: nothing to do, no error
     monkeypatch.undo()
     with torchscript_deprecation_ignored():
-        folded = torch.jit.freeze(scripted)
+        folded = torch.jit.freeze(oracle.script(model))
     folded(inputs(MLP)[0])
     assert jitamp._C.fold_static_casts_in_module(folded._c) == []
 

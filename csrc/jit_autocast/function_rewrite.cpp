@@ -56,6 +56,11 @@ template struct PrivateMember<
     OptimizedGraphsTag,
     &GraphFunction::optimized_graphs_>;
 
+struct ExecutorImplTag {
+  friend constexpr auto get(ExecutorImplTag);
+};
+template struct PrivateMember<ExecutorImplTag, &GraphExecutor::pImpl>;
+
 // TorchScript fills one slot of optimized_graphs_ (one per autocast
 // specialization) at a time, with a graph of its own, when the function
 // first runs, or a caller inlines it, under that specialization. jitamp
@@ -88,6 +93,36 @@ void installOptimizedGraph(GraphFunction& graph_function) {
       PreoptimizedCopy(graph_function.graph());
   for (auto& slot : graph_function.*get(OptimizedGraphsTag())) {
     slot = optimized;
+  }
+}
+
+// GraphFunction keeps one executor slot per specialization too, filled when
+// the function first runs under it. jitamp fills every slot with one
+// executor (installSimpleExecutor): that is how its executor is told apart.
+bool holdsJitampsExecutor(GraphFunction& graph_function) {
+  const auto& slots = graph_function.*get(ExecutorsTag());
+  if (!slots.front().has_value()) {
+    return false;
+  }
+  const auto& impl = (*slots.front()).*get(ExecutorImplTag());
+  for (const auto& slot : slots) {
+    if (!slot.has_value() || (*slot).*get(ExecutorImplTag()) != impl) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The simple executor for a function whose optimized graph is jitamp's:
+// built from SimpleExecutorPlan (preoptimize.h), in every slot, before
+// TorchScript would build one from the optimized graph at the first call.
+void installSimpleExecutor(GraphFunction& graph_function) {
+  const GraphExecutor executor(
+      SimpleExecutorPlan((graph_function.*get(OptimizedGraphsTag())).front()),
+      graph_function.name(),
+      ExecutorExecutionMode::SIMPLE);
+  for (auto& slot : graph_function.*get(ExecutorsTag())) {
+    slot = executor;
   }
 }
 
@@ -130,6 +165,13 @@ class FunctionRewriter {
       rewrite(*callee);
     }
     const bool has_run = HasRun(function);
+    // Configured by an earlier rewrite, with jitamp's executor, which may be
+    // running: left as it is unless its graph needs rewriting now (a graph
+    // edited since; PreoptimizeModule remakes both after other edits).
+    if (!has_run && holdsJitampsExecutor(graph_function) &&
+        !RewriteAutocast(graph->copy())) {
+      return;
+    }
     // A function that has run may only be seen again if the rewrite has
     // nothing to do (already rewritten, or loaded rewritten): find out on a
     // copy, since its executor keeps the graph it compiled.
@@ -167,6 +209,9 @@ class FunctionRewriter {
       KeepLoopsOutOfLine(graph);
       // Its callees have theirs: rewrite() installed them above.
       installOptimizedGraph(graph_function);
+      if (options_.simple_executor) {
+        installSimpleExecutor(graph_function);
+      }
     }
   }
 
@@ -200,7 +245,11 @@ class GraphInstaller {
       install(*callee);
     }
     if (!HasRun(function) && holdsJitampsOptimizedGraph(graph_function)) {
+      const bool simple = holdsJitampsExecutor(graph_function);
       installOptimizedGraph(graph_function);
+      if (simple) {
+        installSimpleExecutor(graph_function);
+      }
     }
   }
 
@@ -233,6 +282,9 @@ bool HasRun(Function& function) {
     return false;
   }
   auto& graph_function = toGraphFunction(function);
+  if (holdsJitampsExecutor(graph_function)) {
+    return false;
+  }
   for (const auto& executor : graph_function.*get(ExecutorsTag())) {
     if (executor.has_value()) {
       return true;

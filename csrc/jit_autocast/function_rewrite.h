@@ -59,10 +59,17 @@ std::vector<std::string> FoldStaticCastsInModule(
 // TorchScript's preoptimization).
 void PreoptimizeModule(const torch::jit::Module& module);
 
+// A function rewritten for the simple executor also gets its executor from
+// jitamp before its first call: one simple executor, in every slot, built
+// from SimpleExecutorPlan (preoptimize.h), the optimized graph less the
+// casts the ops' autocast kernels make anyway. A later rewrite leaves such a
+// function as it is (its executor may be running) unless its graph needs
+// rewriting; PreoptimizeModule makes both again.
+//
 // Whether TorchScript has built an executor or an inlinable optimized graph
 // for the function, i.e. it has run (or a caller that inlined it has). The
-// optimized graph jitamp installs does not count: jitamp made it from the
-// graph as it is.
+// optimized graph and the executor jitamp installs do not count: jitamp made
+// them from the graph as it is, and makes them again when it changes it.
 bool HasRun(torch::jit::Function& function);
 
 } // namespace jitamp

@@ -1,10 +1,17 @@
 #include "preoptimize.h"
 
+#include "jitamp_ir.h"
+#include "keep_loops_out_of_line.h"
+
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/passes/constant_pooling.h>
 #include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/passes/peephole.h>
+
+#include <unordered_set>
+#include <utility>
+#include <vector>
 
 namespace jitamp {
 
@@ -62,7 +69,95 @@ void removeGuards(Block* block) {
   }
 }
 
+// A value the smart cast may find to be a leaf that requires grad: a
+// weight read from a module, or an argument.
+bool mayBeWeight(const Value* value) {
+  const Node* producer = value->node();
+  return producer->kind() == prim::GetAttr ||
+      (producer->kind() == prim::Param &&
+       producer == value->owningGraph()->param_node());
+}
+
+// The smart casts of `block` and its nested blocks, each with whether it
+// sits in a loop.
+void collectCasts(
+    Block* block,
+    bool in_loop,
+    std::vector<std::pair<Node*, bool>>& casts) {
+  for (Node* node : block->nodes()) {
+    for (Block* sub : node->blocks()) {
+      collectCasts(sub, in_loop || node->kind() == prim::Loop, casts);
+    }
+    if (isSmartCast(node)) {
+      casts.emplace_back(node, in_loop);
+    }
+  }
+}
+
+// Whether the smart cast must stay (see SimpleExecutorPlan). Every form
+// but the list ones returns, in order, its first inputs.
+bool keepCast(const Node* cast, bool in_loop) {
+  for (const Value* output : cast->outputs()) {
+    if (output->type()->kind() == c10::TypeKind::ListType) {
+      return true;
+    }
+  }
+  for (size_t i = 0; i < cast->outputs().size(); ++i) {
+    if (!in_loop && mayBeWeight(cast->input(i))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The nodes that read the cast's results (one: the op it was inserted for).
+std::unordered_set<Node*> usersOf(const Node* cast) {
+  std::unordered_set<Node*> users;
+  for (const Value* output : cast->outputs()) {
+    for (const Use& use : output->uses()) {
+      users.insert(use.user);
+    }
+  }
+  return users;
+}
+
+// Removes the smart casts that the op's own autocast kernel makes anyway
+// (see SimpleExecutorPlan). An op's casts go or stay together: the kernel
+// casts what is left in eager's order (the order numbers their autograd
+// nodes, and so the order backward sums a value's gradients in), which a
+// cast made before the op would break.
+void removeKernelCasts(Block* block) {
+  std::vector<std::pair<Node*, bool>> casts;
+  collectCasts(block, /*in_loop=*/false, casts);
+  std::unordered_set<const Node*> keep_for; // ops whose casts stay
+  for (const auto& [cast, in_loop] : casts) {
+    const std::unordered_set<Node*> users = usersOf(cast);
+    const bool one_op =
+        users.size() == 1 && !isSmartCast(*users.begin());
+    if (!one_op || keepCast(cast, in_loop)) {
+      keep_for.insert(users.begin(), users.end());
+    }
+  }
+  for (const auto& [cast, in_loop] : casts) {
+    const std::unordered_set<Node*> users = usersOf(cast);
+    if (users.size() != 1 || keep_for.count(*users.begin()) != 0) {
+      continue;
+    }
+    for (size_t i = 0; i < cast->outputs().size(); ++i) {
+      cast->output(i)->replaceAllUsesWith(cast->input(i));
+    }
+    cast->destroy();
+  }
+}
+
 } // namespace
+
+std::shared_ptr<Graph> SimpleExecutorPlan(const std::shared_ptr<Graph>& plan) {
+  std::shared_ptr<Graph> copy = plan->copy();
+  removeKernelCasts(copy->block());
+  KeepLoopsOutOfLine(copy);
+  return copy;
+}
 
 std::shared_ptr<Graph> PreoptimizedCopy(const std::shared_ptr<Graph>& graph) {
   std::shared_ptr<Graph> copy = graph->copy();

@@ -33,4 +33,28 @@ namespace jitamp {
 std::shared_ptr<torch::jit::Graph> PreoptimizedCopy(
     const std::shared_ptr<torch::jit::Graph>& graph);
 
+// The graph jitamp's simple executor runs (function_rewrite.cpp installs it
+// as the function's executor): a copy of `plan` (a PreoptimizedCopy, which
+// callers keep inlining whole) without the smart casts that the op's own
+// autocast kernel makes anyway.
+//
+// jitamp's scope ops drive eager's thread-local autocast state, so every op
+// in a scope dispatches through eager's autocast kernel, which casts its
+// arguments as eager does: a smart cast before it only does that work
+// first, at the price of an interpreter op (its kernel then finds nothing
+// to do). The casts are in the graph for what reads the IR: the profiling
+// executor's symbolic autodiff and fusers, freezing's weight folding, the
+// standalone lowering, and callers that inline the plan; the simple
+// executor, which runs each op through the dispatcher, needs none of them.
+// Kept: casts of a value that may be a weight (a graph input or a
+// prim::GetAttr) outside any loop, where the smart cast saves memory
+// traffic with grad mode off (it copies a weight's first cast in a region
+// uncached, cast_ops.cpp); in a loop eager's cache serves every iteration
+// after the first, which the kernel's cast reaches directly. List casts are
+// kept (their result is a new list). Fork subgraphs are left as they are.
+// The removal can line a loop up with the node that reads its result, so
+// KeepLoopsOutOfLine runs again on the copy.
+std::shared_ptr<torch::jit::Graph> SimpleExecutorPlan(
+    const std::shared_ptr<torch::jit::Graph>& plan);
+
 } // namespace jitamp

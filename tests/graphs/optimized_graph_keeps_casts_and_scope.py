@@ -1,7 +1,10 @@
 # After profiling runs (--optimized), the profiling executor's graph still has
 # the smart casts and enter/exit: profiling never changes the rewrite, DCE
 # keeps the ops, CSE merges casts only within a region. With the default
-# simple executor the plan is the rewritten graph, inlined (SIMPLE).
+# simple executor the plan is the rewritten graph, inlined (SIMPLE); its
+# executor drops only the casts that the op's autocast kernel makes anyway,
+# and these all stay: each op reads an argument, which may be a weight
+# (tests/graphs/simple_executor_drops_kernel_casts.py has the ones it drops).
 # RUN: jitamp dump %s:project --profiling-executor --optimized --example-inputs 4x4:float32,4x4:float32,4:float32 | filecheck %s
 # RUN: jitamp dump %s:project --profiling-executor --optimized --example-inputs 4x4:bfloat16,4x4:float32,4:float32 | filecheck %s --check-prefix MIXED
 # RUN: jitamp dump %s:project --optimized --example-inputs 4x4:float32,4x4:float32,4:float32 | filecheck %s --check-prefix SIMPLE

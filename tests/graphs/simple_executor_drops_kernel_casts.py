@@ -1,0 +1,42 @@
+# The simple executor's graph (--optimized, default executor) drops the smart
+# casts that the op's own autocast kernel makes anyway: jitamp's scope ops set
+# eager's autocast state, so every op in the scope casts its arguments itself.
+# Dropped: the casts of an op that reads only activations, and every cast in a
+# loop (eager's cache serves a weight's later iterations). Kept: the casts of
+# an op that reads an argument or attribute outside a loop (a weight's first
+# cast is copied uncached with grad mode off, cast_ops.cpp), all of them, so
+# that the kernel casts the rest in eager's order. The rewritten graph keeps
+# every cast (REWRITTEN): the profiling executor, freezing and callers that
+# inline it read them.
+# RUN: jitamp dump %s:attend --optimized --example-inputs 4x4:float32,4x4:float32 | filecheck %s
+# RUN: jitamp dump %s:attend | filecheck %s --check-prefix REWRITTEN
+import torch
+
+
+def attend(x, w):
+    with torch.autocast("cpu"):
+        q = torch.mm(x, w)
+        s = torch.mm(q, q.t())
+        for _ in range(3):
+            s = torch.mm(s, w)
+    return s
+
+# CHECK-LABEL: graph(%x.1 : Tensor,
+# CHECK: , [[R:%[^ ]+]] : int = jitamp::autocast_enter(
+# CHECK-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, {{.*}}, [[R]])
+# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, {{.*}}, [[R]])
+# CHECK-NEXT: [[Q:%[^ ]+]] : Tensor = aten::mm([[X]], [[W]])
+# CHECK-NEXT: [[QT:%[^ ]+]] : Tensor = aten::t([[Q]])
+# CHECK-NEXT: [[S:%[^ ]+]] : Tensor = aten::mm([[Q]], [[QT]])
+# CHECK-NEXT: prim::Loop(
+# CHECK-NEXT: block0(%{{[^ ]+}} : int, [[SI:%[^ ]+]] : Tensor
+# CHECK-NEXT: aten::mm([[SI]], %w.1)
+# CHECK-NOT: jitamp::autocast_to_fp16
+# CHECK: jitamp::autocast_exit(
+
+# REWRITTEN-LABEL: graph(%x.1 : Tensor,
+# REWRITTEN-COUNT-4: jitamp::autocast_to_fp16(
+# REWRITTEN: prim::Loop(
+# REWRITTEN: jitamp::autocast_to_fp16(
+# REWRITTEN: jitamp::autocast_to_fp16(
+# REWRITTEN: aten::mm(
