@@ -129,18 +129,19 @@ std::unordered_set<Node*> usersOf(const Node* cast) {
 void removeKernelCasts(Block* block) {
   std::vector<std::pair<Node*, bool>> casts;
   collectCasts(block, /*in_loop=*/false, casts);
+  std::vector<std::unordered_set<Node*>> users;
   std::unordered_set<const Node*> keep_for; // ops whose casts stay
   for (const auto& [cast, in_loop] : casts) {
-    const std::unordered_set<Node*> users = usersOf(cast);
-    const bool one_op =
-        users.size() == 1 && !isSmartCast(*users.begin());
+    users.push_back(usersOf(cast));
+    const auto& read_by = users.back();
+    const bool one_op = read_by.size() == 1 && !isSmartCast(*read_by.begin());
     if (!one_op || keepCast(cast, in_loop)) {
-      keep_for.insert(users.begin(), users.end());
+      keep_for.insert(read_by.begin(), read_by.end());
     }
   }
-  for (const auto& [cast, in_loop] : casts) {
-    const std::unordered_set<Node*> users = usersOf(cast);
-    if (users.size() != 1 || keep_for.count(*users.begin()) != 0) {
+  for (size_t c = 0; c < casts.size(); ++c) {
+    Node* cast = casts[c].first;
+    if (users[c].size() != 1 || keep_for.count(*users[c].begin()) != 0) {
       continue;
     }
     for (size_t i = 0; i < cast->outputs().size(); ++i) {

@@ -46,12 +46,16 @@ std::shared_ptr<torch::jit::Graph> PreoptimizedCopy(
 // executor's symbolic autodiff and fusers, freezing's weight folding, the
 // standalone lowering, and callers that inline the plan; the simple
 // executor, which runs each op through the dispatcher, needs none of them.
-// Kept: casts of a value that may be a weight (a graph input or a
-// prim::GetAttr) outside any loop, where the smart cast saves memory
-// traffic with grad mode off (it copies a weight's first cast in a region
-// uncached, cast_ops.cpp); in a loop eager's cache serves every iteration
-// after the first, which the kernel's cast reaches directly. List casts are
-// kept (their result is a new list). Fork subgraphs are left as they are.
+// Kept: the casts of an op, outside any loop, that reads a value that may
+// be a weight (a graph input or a prim::GetAttr), where the smart cast saves
+// memory traffic with grad mode off (it copies a weight's first cast in a
+// region uncached, cast_ops.cpp); in a loop eager's cache serves every
+// iteration after the first, which the kernel's cast reaches directly. An
+// op's casts go or stay together: the kernel casts in eager's order, which
+// numbers the casts' autograd nodes and so orders backward's sums (a cast
+// made before the op, another in the kernel, would swap them). List casts
+// are kept (their result is a new list). Fork subgraphs are left as they
+// are.
 // The removal can line a loop up with the node that reads its result, so
 // KeepLoopsOutOfLine runs again on the copy.
 std::shared_ptr<torch::jit::Graph> SimpleExecutorPlan(
