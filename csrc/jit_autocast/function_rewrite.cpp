@@ -21,9 +21,11 @@ using namespace torch::jit;
 
 namespace {
 
-// jitamp reads two private members of torch::jit::GraphFunction (below),
-// writes one of them (optimized_graphs_, an array of shared_ptr<Graph>), and
-// calls its _set_ignore_amp / _set_initial_executor_execution_mode.
+// jitamp reads and writes two private members of torch::jit::GraphFunction
+// (below: optimized_graphs_, an array of shared_ptr<Graph>, and executors_,
+// an array of optional GraphExecutor), reads one of torch::jit::
+// GraphExecutor (pImpl), and calls GraphFunction's _set_ignore_amp /
+// _set_initial_executor_execution_mode.
 // All exist, with these meanings, in every torch this file is checked on.
 static_assert(
     TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4 &&
@@ -98,7 +100,7 @@ void installOptimizedGraph(GraphFunction& graph_function) {
 
 // GraphFunction keeps one executor slot per specialization too, filled when
 // the function first runs under it. jitamp fills every slot with one
-// executor (installSimpleExecutor): that is how its executor is told apart.
+// executor (installPlan): that is how its executor is told apart.
 bool holdsJitampsExecutor(GraphFunction& graph_function) {
   const auto& slots = graph_function.*get(ExecutorsTag());
   if (!slots.front().has_value()) {
@@ -113,10 +115,15 @@ bool holdsJitampsExecutor(GraphFunction& graph_function) {
   return true;
 }
 
-// The simple executor for a function whose optimized graph is jitamp's:
+// installOptimizedGraph and, for the simple executor, the executor itself:
 // built from SimpleExecutorPlan (preoptimize.h), in every slot, before
 // TorchScript would build one from the optimized graph at the first call.
-void installSimpleExecutor(GraphFunction& graph_function) {
+// (For the profiling executor TorchScript builds it then.)
+void installPlan(GraphFunction& graph_function, bool simple_executor) {
+  installOptimizedGraph(graph_function);
+  if (!simple_executor) {
+    return;
+  }
   const GraphExecutor executor(
       SimpleExecutorPlan((graph_function.*get(OptimizedGraphsTag())).front()),
       graph_function.name(),
@@ -208,10 +215,7 @@ class FunctionRewriter {
       // (and so not listed as changed, nor refused once it has run).
       KeepLoopsOutOfLine(graph);
       // Its callees have theirs: rewrite() installed them above.
-      installOptimizedGraph(graph_function);
-      if (options_.simple_executor) {
-        installSimpleExecutor(graph_function);
-      }
+      installPlan(graph_function, options_.simple_executor);
     }
   }
 
@@ -225,7 +229,7 @@ class FunctionRewriter {
   std::vector<std::string> changed_;
 };
 
-// installOptimizedGraph again for functions whose graphs changed after
+// installPlan again for functions whose graphs changed after
 // their rewrite (fold_static_casts, strip_static_scopes, or a pass of
 // torch.jit.optimize_for_inference), callees before callers. Only where
 // jitamp's graph is installed and the function has not run: a function
@@ -245,11 +249,7 @@ class GraphInstaller {
       install(*callee);
     }
     if (!HasRun(function) && holdsJitampsOptimizedGraph(graph_function)) {
-      const bool simple = holdsJitampsExecutor(graph_function);
-      installOptimizedGraph(graph_function);
-      if (simple) {
-        installSimpleExecutor(graph_function);
-      }
+      installPlan(graph_function, holdsJitampsExecutor(graph_function));
     }
   }
 
