@@ -328,6 +328,9 @@ def make_variants(w: Workload, module: nn.Module, backward: bool = True) -> dict
     # jitamp.enable(profiling_executor=True): TorchScript's profile-guided
     # optimizations and symbolic autodiff (not eager-exact in backward).
     variants["jitamp_profiling"] = _script(module, with_jitamp=True, profiling_executor=True)
+    if DEVICE == "cuda":  # where TorchScript's fuser runs: its plan without jitamp's fusible casts
+        variants["jitamp_profiling_opaque_casts"] = _without_fuser_casts(
+            _script(module, with_jitamp=True, profiling_executor=True))
     if not backward:  # frozen for inference, under torch.no_grad()
         try:
             variants["builtin_jit_frozen"] = _frozen(module, with_jitamp=False)
@@ -341,6 +344,18 @@ def make_variants(w: Workload, module: nn.Module, backward: bool = True) -> dict
         except ValueError as error:  # says which op or scope needs jitamp
             variants["jitamp_standalone"] = _failed(RuntimeError(str(error).splitlines()[1].strip()))
     return variants
+
+
+def _without_fuser_casts(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` with jitamp's casts opaque to the TensorExpr fuser while its
+    plan is made (fuser_casts.h): the fusion the pass adds, measured."""
+    def call(*args):
+        previous = jitamp._C.set_fuser_casts_enabled(False)
+        try:
+            return fn(*args)
+        finally:
+            jitamp._C.set_fuser_casts_enabled(previous)
+    return call
 
 
 def _failed(error: BaseException) -> Callable[..., Any]:

@@ -379,6 +379,22 @@ std::vector<Tensor> promoteList(
   return promote(tensors, devices, /*arguments=*/false);
 }
 
+Tensor fusibleToFp16(
+    const Tensor& self,
+    c10::string_view devices,
+    at::ScalarType,
+    Region region) {
+  return toFp16(self, devices, region);
+}
+
+Tensor fusibleToFp32(
+    const Tensor& self,
+    c10::string_view devices,
+    at::ScalarType,
+    Region region) {
+  return toFp32(self, devices, region);
+}
+
 bool eagerCastsLastArgumentFirst() {
   static const bool last_first = probeEagerCastOrder();
   return last_first;

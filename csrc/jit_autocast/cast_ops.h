@@ -76,4 +76,17 @@ std::vector<at::Tensor> promoteList(
     c10::string_view devices,
     Region region);
 
+// jitamp::fusible_to_fp16 / fusible_to_fp32 (fuser_casts.h): toFp16 /
+// toFp32; `dtype` is for the TensorExpr fuser's lowering only.
+at::Tensor fusibleToFp16(
+    const at::Tensor& self,
+    c10::string_view devices,
+    at::ScalarType dtype,
+    Region region);
+at::Tensor fusibleToFp32(
+    const at::Tensor& self,
+    c10::string_view devices,
+    at::ScalarType dtype,
+    Region region);
+
 } // namespace jitamp

@@ -6,6 +6,7 @@
 #include "static_scopes.h"
 
 #include <ATen/autocast_mode.h>
+#include <ATen/ops/empty.h>
 #include <c10/core/GradMode.h>
 #include <torch/csrc/jit/jit_log.h>
 
@@ -354,6 +355,27 @@ bool StaticCastIsIdentity(
   const at::Tensor cast = lower_precision ? toFp16(tensor, devices, 0)
                                           : toFp32(tensor, devices, 0);
   return cast.is_same(tensor);
+}
+
+std::optional<at::ScalarType> StaticCastDtype(
+    bool lower_precision,
+    at::ScalarType dtype,
+    c10::Device device,
+    const std::string& devices,
+    const StaticScopes& scopes) {
+  const at::Tensor probe =
+      at::empty({0}, at::TensorOptions().dtype(dtype).device(device));
+  const auto states = staticStatesOf({probe}, scopes);
+  if (!states) {
+    return std::nullopt;
+  }
+  StateForCast state(*states);
+  const at::Tensor cast = lower_precision ? toFp16(probe, devices, 0)
+                                          : toFp32(probe, devices, 0);
+  if (cast.is_same(probe)) {
+    return std::nullopt;
+  }
+  return cast.scalar_type();
 }
 
 } // namespace jitamp

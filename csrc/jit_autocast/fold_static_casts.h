@@ -3,6 +3,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 #include <c10/core/DeviceType.h>
 
 #include <memory>
@@ -40,6 +41,18 @@ bool FoldStaticCasts(const std::shared_ptr<torch::jit::Graph>& graph);
 bool StaticCastIsIdentity(
     bool lower_precision,
     const at::Tensor& tensor,
+    const std::string& devices,
+    const StaticScopes& scopes);
+
+// The dtype that the single-tensor cast `lower_precision` (as above), for
+// the policy's `devices`, gives a tensor of `dtype` on `device` at the
+// point `scopes` describes, found by running the kernel under that state
+// on an empty tensor: nullopt where the device type's state is not static
+// or the cast returns such a tensor itself.
+std::optional<at::ScalarType> StaticCastDtype(
+    bool lower_precision,
+    at::ScalarType dtype,
+    c10::Device device,
     const std::string& devices,
     const StaticScopes& scopes);
 

@@ -5,6 +5,7 @@
 // scope_ops.cpp (scopes), task_ops.cpp (blocking wait, forked tasks) and loader_ops.cpp
 // (loading saved models).
 #include "cast_ops.h"
+#include "fuser_casts.h"
 #include "loader_ops.h"
 #include "scope_ops.h"
 #include "task_ops.h"
@@ -43,6 +44,11 @@ TORCH_LIBRARY(jitamp, m) {
   for (const char* schema : casts) {
     m.def(schema);
   }
+  // What the profiling executor makes of a single-tensor smart cast whose
+  // state is static, for the TensorExpr fuser (fuser_casts.h). Not in any
+  // saved or rewritten graph.
+  m.def(kFusibleToFp16Schema);
+  m.def(kFusibleToFp32Schema);
 
   // Scope and task ops (scope_ops.cpp, task_ops.cpp). CONSERVATIVE: they have side effects on
   // thread-local state, so dead code elimination, CSE and reordering leave
@@ -83,6 +89,8 @@ TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
   m.impl("autocast_promote.three", TORCH_FN(promote3));
   m.impl("autocast_promote.four", TORCH_FN(promote4));
   m.impl("autocast_promote.list", TORCH_FN(promoteList));
+  m.impl("fusible_to_fp16", TORCH_FN(fusibleToFp16));
+  m.impl("fusible_to_fp32", TORCH_FN(fusibleToFp32));
 
   m.impl("autocast_caller_region", TORCH_FN(autocastCallerRegion));
   m.impl("autocast_enter", TORCH_FN(autocastEnter));

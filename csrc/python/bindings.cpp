@@ -4,6 +4,7 @@
 #include "carry_autocast_into_tasks.h"
 #include "fold_static_casts.h"
 #include "function_rewrite.h"
+#include "fuser_casts.h"
 #include "insert_smart_casts.h"
 #include "jitamp_rewrite.h"
 #include "keep_loops_out_of_line.h"
@@ -101,6 +102,14 @@ PYBIND11_MODULE(_C, m) {
       "Loops the interpreter would emit inline, where that loses a value, "
       "kept out of line (keep_loops_out_of_line.h); returns whether the "
       "graph changed.");
+
+  m.def(
+      "set_fuser_casts_enabled",
+      &jitamp::SetFuserCastsEnabled,
+      py::arg("enabled"),
+      "Whether the profiling executor shows the TensorExpr fuser the smart "
+      "casts whose state is static (fuser_casts.h); returns the previous "
+      "setting.");
 
   m.def(
       "fold_static_casts",
