@@ -328,8 +328,8 @@ def make_variants(w: Workload, module: nn.Module, backward: bool = True) -> dict
     # jitamp.enable(profiling_executor=True): TorchScript's profile-guided
     # optimizations and symbolic autodiff (not eager-exact in backward).
     variants["jitamp_profiling"] = _script(module, with_jitamp=True, profiling_executor=True)
-    if DEVICE == "cuda":  # where TorchScript's fuser runs: its plan without jitamp's fusible casts
-        variants["jitamp_profiling_opaque_casts"] = _without_fuser_casts(
+    if DEVICE == "cuda":  # where TorchScript's fuser runs: its plan with jitamp's fusible casts
+        variants["jitamp_profiling_fused_casts"] = _with_fuser_casts(
             _script(module, with_jitamp=True, profiling_executor=True))
     if not backward:  # frozen for inference, under torch.no_grad()
         try:
@@ -346,11 +346,11 @@ def make_variants(w: Workload, module: nn.Module, backward: bool = True) -> dict
     return variants
 
 
-def _without_fuser_casts(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """`fn` with jitamp's casts opaque to the TensorExpr fuser while its
-    plan is made (fuser_casts.h): the fusion the pass adds, measured."""
+def _with_fuser_casts(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` with jitamp's static casts shown to the TensorExpr fuser while
+    its plan is made (fuser_casts.h, opt-in): the fusion the pass adds."""
     def call(*args):
-        previous = jitamp._C.set_fuser_casts_enabled(False)
+        previous = jitamp._C.set_fuser_casts_enabled(True)
         try:
             return fn(*args)
         finally:

@@ -11,6 +11,8 @@ needs no gradient, so every call runs under torch.no_grad().
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -24,7 +26,8 @@ FUSIBLE = ("jitamp::fusible_to_fp16", "jitamp::fusible_to_fp32")
 
 @pytest.fixture(autouse=True)
 def te_fuser_on_cpu():
-    """The TensorExpr fuser on for CPU tensors, without LLVM; restored."""
+    """The TensorExpr fuser on for CPU tensors, without LLVM, and jitamp's
+    pass that shows it the casts; restored."""
     previous = (
         torch._C._jit_can_fuse_on_cpu(),
         torch._C._jit_get_te_must_use_llvm_cpu(),
@@ -33,9 +36,11 @@ def te_fuser_on_cpu():
     torch._C._jit_override_can_fuse_on_cpu(True)
     torch._C._jit_set_te_must_use_llvm_cpu(False)
     torch._C._jit_set_texpr_fuser_enabled(True)
+    pass_was_on = jitamp._C.set_fuser_casts_enabled(True)  # opt-in (fuser_casts.h)
     try:
         yield
     finally:
+        jitamp._C.set_fuser_casts_enabled(pass_was_on)
         torch._C._jit_override_can_fuse_on_cpu(previous[0])
         torch._C._jit_set_te_must_use_llvm_cpu(previous[1])
         torch._C._jit_set_texpr_fuser_enabled(previous[2])
@@ -194,6 +199,12 @@ def test_a_cast_read_by_a_node_the_fuser_takes_stays_a_smart_cast():
     scripted = script(fn, profiling_executor=True)
     check_against_eager(fn, (x, w), scripted=scripted, outer=no_grad_under())
     assert not set(FUSIBLE) & set(all_kinds(torch.jit.last_executed_optimized_graph()))
+
+
+def test_the_pass_is_off_by_default():
+    code = ("import jitamp, sys; "
+            "sys.exit(0 if jitamp._C.set_fuser_casts_enabled(False) is False else 1)")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
 def test_the_pass_can_be_turned_off():

@@ -63,8 +63,10 @@ inline constexpr const char* kFusibleToFp32Schema =
 // it changed the graph.
 bool ExposeStaticCastsToFuser(const std::shared_ptr<torch::jit::Graph>& graph);
 
-// Whether the profiling executor runs the pass (on by default); returns the
-// previous setting. Off, jitamp's casts stay opaque to the fuser.
+// Whether the profiling executor runs the pass; returns the previous
+// setting. Off (the default until it has been measured and fuzzed on a
+// GPU, where the fuser runs by default), jitamp's casts stay opaque to the
+// fuser.
 bool SetFuserCastsEnabled(bool enabled);
 
 } // namespace jitamp

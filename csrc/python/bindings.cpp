@@ -108,8 +108,8 @@ PYBIND11_MODULE(_C, m) {
       &jitamp::SetFuserCastsEnabled,
       py::arg("enabled"),
       "Whether the profiling executor shows the TensorExpr fuser the smart "
-      "casts whose state is static (fuser_casts.h); returns the previous "
-      "setting.");
+      "casts whose state is static (fuser_casts.h; off by default); returns "
+      "the previous setting.");
 
   m.def(
       "fold_static_casts",
