@@ -80,6 +80,15 @@ def all_kinds(graph: torch._C.Graph) -> list[str]:
     return kinds
 
 
+def checked_kinds(fn, args, outer=None) -> list[str]:
+    """Scripts `fn` for the profiling executor, checks it against eager
+    under torch.no_grad() (inside `outer()` where given), and returns the
+    node kinds of the plan its last call ran, fusion groups included."""
+    scripted = script(fn, profiling_executor=True)
+    check_against_eager(fn, args, scripted=scripted, outer=no_grad_under(outer))
+    return all_kinds(torch.jit.last_executed_optimized_graph())
+
+
 def scaled_mm(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     with torch.autocast("cpu", dtype=torch.bfloat16):
         h = torch.mm(torch.relu(x) * 2.0, w)
@@ -118,10 +127,7 @@ def test_a_cast_to_float32_is_made_fusible_and_exact():
             y = torch.prod(torch.sigmoid(x.to(torch.bfloat16)) + 1.0, 1)
         return y
 
-    x = torch.randn(4, 6)
-    scripted = script(fn, profiling_executor=True)
-    check_against_eager(fn, (x,), scripted=scripted, outer=no_grad_under())
-    kinds = all_kinds(torch.jit.last_executed_optimized_graph())
+    kinds = checked_kinds(fn, (torch.randn(4, 6),))
     assert "jitamp::fusible_to_fp32" in kinds, kinds
 
 
@@ -148,10 +154,8 @@ def test_a_disabled_scope_leaves_the_casts_alone():
         return h
 
     x, w = torch.randn(8, 16), torch.randn(16, 4)
-    scripted = script(fn, profiling_executor=True)
-    outer = no_grad_under(lambda: torch.autocast("cpu", dtype=torch.bfloat16))
-    check_against_eager(fn, (x, w), scripted=scripted, outer=outer)
-    assert not set(FUSIBLE) & set(all_kinds(torch.jit.last_executed_optimized_graph()))
+    kinds = checked_kinds(fn, (x, w), outer=lambda: torch.autocast("cpu", dtype=torch.bfloat16))
+    assert not set(FUSIBLE) & set(kinds), kinds
 
 
 def test_a_cast_of_a_value_written_to_stays_a_smart_cast():
@@ -166,9 +170,8 @@ def test_a_cast_of_a_value_written_to_stays_a_smart_cast():
         return h.float() + y.sum()
 
     x, w = torch.randn(8, 16), torch.randn(16, 4)
-    scripted = script(fn, profiling_executor=True)
-    check_against_eager(fn, (x, w), scripted=scripted, outer=no_grad_under())
-    assert not set(FUSIBLE) & set(all_kinds(torch.jit.last_executed_optimized_graph()))
+    kinds = checked_kinds(fn, (x, w))
+    assert not set(FUSIBLE) & set(kinds), kinds
 
 
 def test_a_cast_whose_input_is_made_before_its_scope_stays_a_smart_cast():
@@ -182,9 +185,8 @@ def test_a_cast_whose_input_is_made_before_its_scope_stays_a_smart_cast():
         return h
 
     x, w = torch.randn(8, 16), torch.randn(16, 4)
-    scripted = script(fn, profiling_executor=True)
-    check_against_eager(fn, (x, w), scripted=scripted, outer=no_grad_under())
-    assert not set(FUSIBLE) & set(all_kinds(torch.jit.last_executed_optimized_graph()))
+    kinds = checked_kinds(fn, (x, w))
+    assert not set(FUSIBLE) & set(kinds), kinds
 
 
 def test_a_cast_read_by_a_node_the_fuser_takes_stays_a_smart_cast():
@@ -196,9 +198,8 @@ def test_a_cast_read_by_a_node_the_fuser_takes_stays_a_smart_cast():
         return h
 
     x, w = torch.randn(8, 16), torch.randn(16, 4)
-    scripted = script(fn, profiling_executor=True)
-    check_against_eager(fn, (x, w), scripted=scripted, outer=no_grad_under())
-    assert not set(FUSIBLE) & set(all_kinds(torch.jit.last_executed_optimized_graph()))
+    kinds = checked_kinds(fn, (x, w))
+    assert not set(FUSIBLE) & set(kinds), kinds
 
 
 def test_the_pass_is_off_by_default():
@@ -212,9 +213,7 @@ def test_the_pass_can_be_turned_off():
     previous = jitamp._C.set_fuser_casts_enabled(False)
     try:
         assert previous is True
-        scripted = script(scaled_mm, profiling_executor=True)
-        check_against_eager(scaled_mm, (x, w), scripted=scripted, outer=no_grad_under())
-        kinds = all_kinds(torch.jit.last_executed_optimized_graph())
+        kinds = checked_kinds(scaled_mm, (x, w))
         assert not set(FUSIBLE) & set(kinds), kinds
     finally:
         jitamp._C.set_fuser_casts_enabled(previous)

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <unordered_set>
+#include <variant>
 #include <vector>
 
 // Whether the fusers fuse on CPU / CUDA now (libtorch exports them on
@@ -46,9 +47,9 @@ std::atomic<bool>& enabledFlag() {
 
 // Tells the TensorExpr fuser of the fusible casts, the first time a graph
 // is optimized (when every op is registered); whether it knows them. Their
-// lowering is the fuser's own for aten::_autocast_to_reduced_precision: a
-// conversion of the first input to the dtype the node's output was
-// profiled with, which for a fusible cast is its `dtype`.
+// lowering is the fuser's own for aten::_autocast_to_reduced_precision (a
+// conversion of its first input to the dtype it is given), to the cast's
+// `dtype`.
 bool fuserKnowsCasts() {
   static const bool known = [] {
     const tensorexpr::NNCLoweringFunction convert =
@@ -62,9 +63,11 @@ bool fuserKnowsCasts() {
             const std::vector<tensorexpr::ArgValue>& inputs,
             const std::vector<tensorexpr::ExprHandle>& shape,
             const std::vector<tensorexpr::ExprHandle>& strides,
-            const std::optional<c10::ScalarType>& output_type,
+            const std::optional<c10::ScalarType>& /*output_type*/,
             at::Device device) {
-          return convert({inputs.at(0)}, shape, strides, output_type, device);
+          const auto dtype =
+              static_cast<c10::ScalarType>(std::get<int64_t>(inputs.at(2)));
+          return convert({inputs.at(0)}, shape, strides, dtype, device);
         };
     for (const char* schema : {kFusibleToFp16Schema, kFusibleToFp32Schema}) {
       const auto op = getOperatorForLiteral(schema);
@@ -124,7 +127,7 @@ class CastExposer {
       return;
     }
     const auto devices = toIValue(cast->input(1));
-    if (!devices || !devices->isString()) {
+    if (!devices || !devices->isString() || !staysInItsScope(cast)) {
       return;
     }
     std::optional<at::ScalarType> target;
@@ -138,8 +141,7 @@ class CastExposer {
     } catch (const c10::Error&) {
       return; // the cast raises at run time, if it runs
     }
-    if (!target || writtenTo(cast->input(0)) || writtenTo(cast->output()) ||
-        !staysInItsScope(cast)) {
+    if (!target || writtenTo(cast->input(0)) || writtenTo(cast->output())) {
       return;
     }
     hoistCallerRegion(cast->input(2));

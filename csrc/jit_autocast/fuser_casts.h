@@ -13,7 +13,7 @@
 // fusible_to_fp32, which carry the dtype the cast makes. The fuser knows
 // those ops (tensorexpr::getCustomOperatorSet) and lowers them to its own
 // cast (the lowering of aten::_autocast_to_reduced_precision: a conversion
-// to the output's dtype, ATen's rounding).
+// to the fusible cast's dtype, ATen's rounding).
 //
 // Which casts: the plain-tensor overloads, where
 //  - the fuser fuses on the device the input was profiled on (CUDA by
