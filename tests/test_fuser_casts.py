@@ -11,6 +11,8 @@ needs no gradient, so every call runs under torch.no_grad().
 from __future__ import annotations
 
 import contextlib
+import importlib.util
+import random
 import subprocess
 import sys
 
@@ -244,3 +246,137 @@ def test_a_module_with_fused_casts_matches_eager():
     assert "jitamp::fusible_to_fp16" in fused and "aten::tanh" in fused, fused
     check_against_eager(model, (x.half(),), scripted=scripted, outer=no_grad_under())
     check_against_eager(model, (torch.randn(5, 32),), scripted=scripted, outer=no_grad_under())
+
+
+# Fallback functions (csrc/jit_autocast/fallback_calls.h). TorchScript turns
+# a fusion group's unfused fallback into a new function, without jitamp's
+# `ignore_amp`; with the built-in JIT autocast mode on (TorchScript's
+# default, and what the process has after jitamp.disable() or without
+# jitamp.enable()), such a function got PyTorch's built-in pass when first
+# called under an enabled autocast state: a float16 input came back float32
+# from `x * 0.5` in a float16 scope, and CPU eager's list gave way to the
+# built-in's CUDA-era one under a caller's autocast.
+
+@pytest.fixture
+def builtin_autocast_mode_on():
+    previous = torch._C._jit_set_autocast_mode(True)
+    try:
+        yield
+    finally:
+        torch._C._jit_set_autocast_mode(previous)
+
+
+def half_scope(x: torch.Tensor, w: torch.Tensor):
+    with torch.autocast("cpu", dtype=torch.float16):
+        v = torch.relu(x * 0.5) + 1.0
+        h = torch.mm(v, w)
+    return v, h
+
+
+@pytest.mark.parametrize("fuser_casts", [True, False], ids=["pass_on", "pass_off"])
+def test_a_fallback_inside_a_scope_runs_as_jitamp_not_the_builtin(
+        builtin_autocast_mode_on, fuser_casts):
+    previous = jitamp._C.set_fuser_casts_enabled(fuser_casts)
+    try:
+        x, w = torch.randn(6, 6), torch.randn(6, 6)
+        scripted = script(half_scope, profiling_executor=True)
+        check_against_eager(half_scope, (x, w), scripted=scripted, outer=no_grad_under())
+        kinds = all_kinds(torch.jit.last_executed_optimized_graph())
+        assert "prim::TensorExprGroup" in kinds and "jitamp::suspend_autocast" in kinds, kinds
+        # float16 and bfloat16 fail the group's type check: the fallback runs
+        for other in (x.half(), x.bfloat16(), torch.randn(3, 6)):
+            check_against_eager(half_scope, (other, w), scripted=scripted, outer=no_grad_under())
+    finally:
+        jitamp._C.set_fuser_casts_enabled(previous)
+
+
+def test_a_fallback_under_the_callers_autocast_keeps_cpu_eagers_policy(
+        builtin_autocast_mode_on):
+    # No scope in the function: the caller's bfloat16 autocast decides.
+    # CPU eager keeps exp in bfloat16; the built-in pass's list casts it to
+    # float32 (CUDA's list).
+    def fn(x: torch.Tensor, w: torch.Tensor):
+        e = torch.exp(x * 0.5) + 1.0
+        return e, torch.mm(e, w)
+
+    x, w = torch.randn(6, 6), torch.randn(6, 6)
+    scripted = script(fn, profiling_executor=True)
+    check_against_eager(fn, (x, w), scripted=scripted, outer=no_grad_under())
+    assert "prim::TensorExprGroup" in all_kinds(torch.jit.last_executed_optimized_graph())
+    bf16 = no_grad_under(lambda: torch.autocast("cpu", dtype=torch.bfloat16))
+    for other in (x.bfloat16(), x.half(), x):
+        check_against_eager(fn, (other, w), scripted=scripted, outer=bf16)
+
+
+# Random elementwise chains before, inside and after a CPU scope (float16
+# or bfloat16, sometimes disabled, sometimes with a disabled scope nested),
+# with mm and prod for the casts, profiled with float32 and then called
+# with another shape, float16 and bfloat16 (the groups' fallbacks).
+_UNARY = ("torch.relu({})", "({} * 0.5)", "({} + 1.0)", "torch.abs({})",
+          "({} - 0.25)", "torch.neg({})")
+
+
+def _random_program(rng) -> str:
+    lines = ["import torch", "", "", "def fn(x: torch.Tensor, w: torch.Tensor):"]
+    names = ["x"]
+
+    def bind(expression: str, indent: int) -> None:
+        names.append(f"v{len(names)}")
+        lines.append(" " * indent + f"{names[-1]} = {expression}")
+
+    def unary(indent: int) -> None:
+        bind(rng.choice(_UNARY).format(rng.choice(names)), indent)
+
+    for _ in range(rng.randint(0, 2)):
+        unary(4)
+    dtype = rng.choice(["torch.bfloat16", "torch.float16"])
+    enabled = rng.choice([True, True, True, False])
+    lines.append(f"    with torch.autocast('cpu', dtype={dtype}, enabled={enabled}):")
+    for _ in range(rng.randint(1, 4)):
+        k = rng.random()
+        if k < 0.5:
+            unary(8)
+        elif k < 0.65:
+            bind(f"{rng.choice(names)} + {rng.choice(names)}", 8)
+        elif k < 0.85:
+            bind(f"torch.mm({rng.choice(names)}, w).float()", 8)
+        else:
+            bind(f"torch.prod({rng.choice(names)}, 1, keepdim=True) * {rng.choice(names)}", 8)
+        if rng.random() < 0.2:
+            lines.append("        with torch.autocast('cpu', enabled=False):")
+            bind(f"torch.mm({rng.choice(names)}.float(), w)", 12)
+    for _ in range(rng.randint(0, 2)):
+        unary(4)
+    lines.append(f"    return {', '.join(names[1:]) or 'x'},")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("fuser_casts", [True, False], ids=["pass_on", "pass_off"])
+def test_random_elementwise_programs_around_scopes_match_eager(
+        tmp_path, builtin_autocast_mode_on, fuser_casts):
+    rng = random.Random(2)
+    previous = jitamp._C.set_fuser_casts_enabled(fuser_casts)
+    fused = 0
+    try:
+        for index in range(100):
+            path = tmp_path / f"program_{index}.py"
+            path.write_text(_random_program(rng))
+            spec = importlib.util.spec_from_file_location(f"fuser_program_{index}", path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module
+            try:
+                spec.loader.exec_module(module)
+                x, w = torch.randn(6, 6), torch.randn(6, 6)
+                scripted = script(module.fn, profiling_executor=True)
+                for args in ((x, w), (torch.randn(3, 6), w), (x.half(), w), (x.bfloat16(), w)):
+                    check_against_eager(module.fn, args, scripted=scripted, outer=no_grad_under())
+                    if args[0] is x:
+                        kinds = fused_kinds(torch.jit.last_executed_optimized_graph())
+                        fused += "jitamp::fusible_to_fp16" in kinds
+            except AssertionError as error:
+                raise AssertionError(f"{path.read_text()}\n{error}") from None
+            finally:
+                del sys.modules[spec.name]
+    finally:
+        jitamp._C.set_fuser_casts_enabled(previous)
+    assert (fused > 0) == fuser_casts, fused

@@ -161,4 +161,39 @@ struct TaskAutocastGuard : torch::CustomClassHolder {
   }
 };
 
+// The thread's CPU and CUDA autocast flags, switched off for a call of a
+// profiling executor's fallback function (fallback_calls.h): made by
+// jitamp::suspend_autocast before the call, handed to the fallback, whose
+// first node, jitamp::resume_autocast, puts them back. If the call fails
+// before the body starts, dropping the object puts them back.
+struct SuspendedAutocast : torch::CustomClassHolder {
+  bool cpu_enabled = at::autocast::is_autocast_enabled(c10::DeviceType::CPU);
+  bool cuda_enabled = at::autocast::is_autocast_enabled(c10::DeviceType::CUDA);
+  bool suspended = false;
+  std::thread::id owner = std::this_thread::get_id();
+
+  SuspendedAutocast() {
+    if (cpu_enabled || cuda_enabled) {
+      at::autocast::set_autocast_enabled(c10::DeviceType::CPU, false);
+      at::autocast::set_autocast_enabled(c10::DeviceType::CUDA, false);
+      suspended = true;
+    }
+  }
+
+  void resume() {
+    if (!suspended) {
+      return;
+    }
+    suspended = false;
+    at::autocast::set_autocast_enabled(c10::DeviceType::CPU, cpu_enabled);
+    at::autocast::set_autocast_enabled(c10::DeviceType::CUDA, cuda_enabled);
+  }
+
+  ~SuspendedAutocast() override {
+    if (std::this_thread::get_id() == owner) {
+      resume();
+    }
+  }
+};
+
 } // namespace jitamp

@@ -36,6 +36,10 @@ inline const c10::Symbol kTaskExit =
     c10::Symbol::fromQualString("jitamp::autocast_task_exit");
 inline const c10::Symbol kRaiseAsEager =
     c10::Symbol::fromQualString("jitamp::raise_as_eager");
+inline const c10::Symbol kSuspendAutocast =
+    c10::Symbol::fromQualString("jitamp::suspend_autocast");
+inline const c10::Symbol kResumeAutocast =
+    c10::Symbol::fromQualString("jitamp::resume_autocast");
 } // namespace ops
 
 // The TorchScript type of one of jitamp's classes (registered in

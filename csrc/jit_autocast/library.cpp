@@ -2,7 +2,7 @@
 // registered in one translation unit so that the class exists before the
 // schemas and kernel signatures that name it (static initialization order
 // across files is unspecified). Kernels are in cast_ops.cpp (smart casts),
-// scope_ops.cpp (scopes), task_ops.cpp (blocking wait, forked tasks) and loader_ops.cpp
+// scope_ops.cpp (scopes, fallback calls), task_ops.cpp (blocking wait, forked tasks) and loader_ops.cpp
 // (loading saved models).
 #include "cast_ops.h"
 #include "fuser_casts.h"
@@ -18,6 +18,7 @@ TORCH_LIBRARY(jitamp, m) {
   m.class_<AutocastGuard>("AutocastGuard");
   m.class_<TaskAutocastGuard>("TaskAutocastGuard");
   m.class_<TaskTicket>("TaskTicket");
+  m.class_<SuspendedAutocast>("SuspendedAutocast");
 
   // Smart casts. FROM_SCHEMA with alias annotations: a cast that does not
   // apply returns its input itself. The `region` input is the token of the
@@ -65,6 +66,8 @@ TORCH_LIBRARY(jitamp, m) {
       "autocast_task_exit(__torch__.torch.classes.jitamp.TaskAutocastGuard guard) -> ()",
       "prepare_loaded(Any loader, bool simple_executor) -> ()",
       "raise_as_eager(str message, str cls) -> ()",
+      "suspend_autocast() -> __torch__.torch.classes.jitamp.SuspendedAutocast",
+      "resume_autocast(__torch__.torch.classes.jitamp.SuspendedAutocast suspended) -> ()",
   };
   for (const char* schema : scopes) {
     m.def(torch::schema(schema, c10::AliasAnalysisKind::CONSERVATIVE));
@@ -104,6 +107,8 @@ TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
   m.impl("autocast_task_exit", TORCH_FN(autocastTaskExit));
   m.impl("prepare_loaded", TORCH_FN(prepareLoaded));
   m.impl("raise_as_eager", TORCH_FN(raiseAsEager));
+  m.impl("suspend_autocast", TORCH_FN(suspendAutocast));
+  m.impl("resume_autocast", TORCH_FN(resumeAutocast));
 }
 
 } // namespace jitamp

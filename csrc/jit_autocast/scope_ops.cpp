@@ -144,4 +144,16 @@ void raiseAsEager(const std::string& message, const std::string& cls) {
   throw torch::jit::JITException(message, cls);
 }
 
+c10::intrusive_ptr<SuspendedAutocast> suspendAutocast() {
+  return c10::make_intrusive<SuspendedAutocast>();
+}
+
+void resumeAutocast(const c10::intrusive_ptr<SuspendedAutocast>& suspended) {
+  suspended->resume();
+}
+
+c10::TypePtr SuspendedAutocastType() {
+  return c10::getCustomClassType<c10::intrusive_ptr<SuspendedAutocast>>();
+}
+
 } // namespace jitamp

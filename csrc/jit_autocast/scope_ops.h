@@ -25,5 +25,12 @@ bool autocastCacheEnabled(std::optional<bool> cache_enabled);
 // that follows it stays reachable for TorchScript's front end when a saved
 // model is compiled again (see LowerAutocastScopes' use of `as` names).
 void raiseAsEager(const std::string& message, const std::string& cls);
+// Around a call of a profiling executor's fallback function
+// (fallback_calls.h): switch the CPU and CUDA flags off before it, and
+// back on as the body's first node.
+c10::intrusive_ptr<SuspendedAutocast> suspendAutocast();
+void resumeAutocast(const c10::intrusive_ptr<SuspendedAutocast>& suspended);
+// The TorchScript type of SuspendedAutocast (registered in library.cpp).
+c10::TypePtr SuspendedAutocastType();
 
 } // namespace jitamp

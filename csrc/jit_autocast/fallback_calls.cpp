@@ -1,0 +1,67 @@
+#include "fallback_calls.h"
+
+#include "jitamp_ir.h"
+#include "scope_ops.h"
+
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/jit_log.h>
+#include <torch/csrc/jit/passes/pass_manager.h>
+
+#include <vector>
+
+namespace jitamp {
+
+using namespace torch::jit;
+
+namespace {
+
+void collectFallbacks(Block* block, std::vector<Node*>& found) {
+  for (Node* node : block->nodes()) {
+    if (node->kind() == prim::FallbackGraph) {
+      found.push_back(node);
+    }
+    for (Block* inner : node->blocks()) {
+      collectFallbacks(inner, found);
+    }
+  }
+}
+
+bool handled(const Graph& body) {
+  const Node* first = body.block()->nodes().front();
+  return first != body.return_node() && first->kind() == ops::kResumeAutocast;
+}
+
+void runOnEveryPlan(std::shared_ptr<Graph>& graph) {
+  SuspendAutocastAroundFallbacks(graph);
+}
+
+const GraphPassNameType kRegistered = registerPostPass(runOnEveryPlan);
+
+} // namespace
+
+bool SuspendAutocastAroundFallbacks(const std::shared_ptr<Graph>& graph) {
+  std::vector<Node*> fallbacks;
+  collectFallbacks(graph->block(), fallbacks);
+  const c10::TypePtr suspended_type = SuspendedAutocastType();
+  bool changed = false;
+  for (Node* fallback : fallbacks) {
+    const std::shared_ptr<Graph> body = fallback->g(attr::Subgraph);
+    if (handled(*body)) {
+      continue;
+    }
+    Graph& owner = *fallback->owningGraph();
+    Node* suspend = owner.create(ops::kSuspendAutocast);
+    suspend->output()->setType(suspended_type);
+    suspend->insertBefore(fallback);
+    fallback->addInput(suspend->output());
+    Value* token = body->addInput()->setType(suspended_type);
+    body->prependNode(body->create(ops::kResumeAutocast, {token}, 0));
+    changed = true;
+  }
+  if (changed) {
+    GRAPH_DUMP("After suspending autocast around fallback calls:", graph);
+  }
+  return changed;
+}
+
+} // namespace jitamp
