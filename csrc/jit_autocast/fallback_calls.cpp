@@ -26,9 +26,16 @@ void collectFallbacks(Block* block, std::vector<Node*>& found) {
   }
 }
 
-bool handled(const Graph& body) {
+// Whether the fallback's body already starts by resuming.
+bool resumesFirst(const Graph& body) {
   const Node* first = body.block()->nodes().front();
   return first != body.return_node() && first->kind() == ops::kResumeAutocast;
+}
+
+// Whether the call already passes a suspension (its last input).
+bool suspendsBefore(const Node* fallback) {
+  return !fallback->inputs().empty() &&
+      fallback->inputs().back()->node()->kind() == ops::kSuspendAutocast;
 }
 
 void runOnEveryPlan(std::shared_ptr<Graph>& graph) {
@@ -45,8 +52,7 @@ bool SuspendAutocastAroundFallbacks(const std::shared_ptr<Graph>& graph) {
   const c10::TypePtr suspended_type = SuspendedAutocastType();
   bool changed = false;
   for (Node* fallback : fallbacks) {
-    const std::shared_ptr<Graph> body = fallback->g(attr::Subgraph);
-    if (handled(*body)) {
+    if (suspendsBefore(fallback)) {
       continue;
     }
     Graph& owner = *fallback->owningGraph();
@@ -54,8 +60,12 @@ bool SuspendAutocastAroundFallbacks(const std::shared_ptr<Graph>& graph) {
     suspend->output()->setType(suspended_type);
     suspend->insertBefore(fallback);
     fallback->addInput(suspend->output());
-    Value* token = body->addInput()->setType(suspended_type);
-    body->prependNode(body->create(ops::kResumeAutocast, {token}, 0));
+    // A body that two calls share gets its input and resume once.
+    const std::shared_ptr<Graph> body = fallback->g(attr::Subgraph);
+    if (!resumesFirst(*body)) {
+      Value* token = body->addInput()->setType(suspended_type);
+      body->prependNode(body->create(ops::kResumeAutocast, {token}, 0));
+    }
     changed = true;
   }
   if (changed) {
