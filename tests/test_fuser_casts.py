@@ -380,3 +380,22 @@ def test_random_elementwise_programs_around_scopes_match_eager(
     finally:
         jitamp._C.set_fuser_casts_enabled(previous)
     assert (fused > 0) == fuser_casts, fused
+
+
+def test_a_fallback_that_raises_leaves_eagers_state(builtin_autocast_mode_on):
+    # Profiled with equal shapes; a y that does not broadcast fails the
+    # group's type check, and the fallback raises eager's error from inside
+    # the scope: the thread's autocast state after the call is eager's.
+    def fn(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        with torch.autocast("cpu", dtype=torch.float16):
+            v = torch.relu(x * 0.5) + y
+            h = torch.mm(v, v.t())
+        return h
+
+    x = torch.randn(6, 6)
+    scripted = script(fn, profiling_executor=True)
+    outer = no_grad_under(lambda: torch.autocast("cpu", dtype=torch.bfloat16))
+    check_against_eager(fn, (x, torch.randn(6, 6)), scripted=scripted, outer=outer)
+    assert "prim::TensorExprGroup" in all_kinds(torch.jit.last_executed_optimized_graph())
+    check_against_eager(fn, (x, torch.randn(5)), scripted=scripted, outer=outer)
+    check_against_eager(fn, (x, torch.randn(5)), scripted=scripted, outer=no_grad_under())
