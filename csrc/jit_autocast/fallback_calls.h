@@ -29,9 +29,11 @@
 // Only the two flags change, and only between the call and the body's
 // first node; if the call fails before the body starts (compiling it), the
 // interpreter drops %s and its destructor puts the flags back. For code
-// jitamp did not rewrite the change is neutral: the built-in pass has
-// already cast the code a fallback holds, in the caller's plan, under the
-// same state.
+// jitamp did not rewrite the built-in's result stays: its pass has already
+// cast the code a fallback holds, in the caller's plan, under the same
+// flags (scripted scopes do not change them there); a second run could
+// only add casts (inside a scripted `enabled=False` scope, whose markers
+// the fallback lacks, casts the pass would not have made there).
 #pragma once
 
 #include <memory>
