@@ -38,14 +38,23 @@ def te_fuser_on_cpu():
     torch._C._jit_override_can_fuse_on_cpu(True)
     torch._C._jit_set_te_must_use_llvm_cpu(False)
     torch._C._jit_set_texpr_fuser_enabled(True)
-    pass_was_on = jitamp._C.set_fuser_casts_enabled(True)  # opt-in (fuser_casts.h)
     try:
-        yield
+        with fuser_casts(True):  # opt-in (fuser_casts.h)
+            yield
     finally:
-        jitamp._C.set_fuser_casts_enabled(pass_was_on)
         torch._C._jit_override_can_fuse_on_cpu(previous[0])
         torch._C._jit_set_te_must_use_llvm_cpu(previous[1])
         torch._C._jit_set_texpr_fuser_enabled(previous[2])
+
+
+@contextlib.contextmanager
+def fuser_casts(enabled: bool):
+    """jitamp's pass on or off for the block; the previous setting after."""
+    previous = jitamp._C.set_fuser_casts_enabled(enabled)
+    try:
+        yield previous
+    finally:
+        jitamp._C.set_fuser_casts_enabled(previous)
 
 
 def no_grad_under(autocast=None):
@@ -212,13 +221,10 @@ def test_the_pass_is_off_by_default():
 
 def test_the_pass_can_be_turned_off():
     x, w = torch.randn(8, 16), torch.randn(16, 4)
-    previous = jitamp._C.set_fuser_casts_enabled(False)
-    try:
+    with fuser_casts(False) as previous:
         assert previous is True
         kinds = checked_kinds(scaled_mm, (x, w))
         assert not set(FUSIBLE) & set(kinds), kinds
-    finally:
-        jitamp._C.set_fuser_casts_enabled(previous)
 
 
 class Block(nn.Module):
@@ -273,11 +279,10 @@ def half_scope(x: torch.Tensor, w: torch.Tensor):
     return v, h
 
 
-@pytest.mark.parametrize("fuser_casts", [True, False], ids=["pass_on", "pass_off"])
+@pytest.mark.parametrize("pass_on", [True, False], ids=["pass_on", "pass_off"])
 def test_a_fallback_inside_a_scope_runs_as_jitamp_not_the_builtin(
-        builtin_autocast_mode_on, fuser_casts):
-    previous = jitamp._C.set_fuser_casts_enabled(fuser_casts)
-    try:
+        builtin_autocast_mode_on, pass_on):
+    with fuser_casts(pass_on):
         x, w = torch.randn(6, 6), torch.randn(6, 6)
         scripted = script(half_scope, profiling_executor=True)
         check_against_eager(half_scope, (x, w), scripted=scripted, outer=no_grad_under())
@@ -286,8 +291,6 @@ def test_a_fallback_inside_a_scope_runs_as_jitamp_not_the_builtin(
         # float16 and bfloat16 fail the group's type check: the fallback runs
         for other in (x.half(), x.bfloat16(), torch.randn(3, 6)):
             check_against_eager(half_scope, (other, w), scripted=scripted, outer=no_grad_under())
-    finally:
-        jitamp._C.set_fuser_casts_enabled(previous)
 
 
 def test_a_fallback_under_the_callers_autocast_keeps_cpu_eagers_policy(
@@ -351,13 +354,12 @@ def _random_program(rng) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.parametrize("fuser_casts", [True, False], ids=["pass_on", "pass_off"])
+@pytest.mark.parametrize("pass_on", [True, False], ids=["pass_on", "pass_off"])
 def test_random_elementwise_programs_around_scopes_match_eager(
-        tmp_path, builtin_autocast_mode_on, fuser_casts):
+        tmp_path, builtin_autocast_mode_on, pass_on):
     rng = random.Random(2)
-    previous = jitamp._C.set_fuser_casts_enabled(fuser_casts)
     fused = 0
-    try:
+    with fuser_casts(pass_on):
         for index in range(100):
             path = tmp_path / f"program_{index}.py"
             path.write_text(_random_program(rng))
@@ -377,9 +379,7 @@ def test_random_elementwise_programs_around_scopes_match_eager(
                 raise AssertionError(f"{path.read_text()}\n{error}") from None
             finally:
                 del sys.modules[spec.name]
-    finally:
-        jitamp._C.set_fuser_casts_enabled(previous)
-    assert (fused > 0) == fuser_casts, fused
+    assert (fused > 0) == pass_on, fused
 
 
 def test_a_fallback_that_raises_leaves_eagers_state(builtin_autocast_mode_on):
