@@ -6,12 +6,14 @@
 #include "policy_table.h"
 #include "static_scopes.h"
 
+#include <c10/util/SmallVector.h>
 #include <torch/csrc/jit/jit_log.h>
 
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace jitamp {
@@ -90,8 +92,7 @@ class CastInserter {
     if (schema == nullptr) {
       return;
     }
-    const EffectivePolicy policy =
-        effectivePolicy(schema->name(), schema->overload_name());
+    const EffectivePolicy policy = policyOf(*schema);
     if (policy.cpu == policy.cuda) {
       applyPolicy(node, *schema, policy.cpu, "cpu,cuda");
     } else {
@@ -138,6 +139,20 @@ class CastInserter {
     }
   }
 
+  // The policy table's row for `schema`, looked up once per operator (the
+  // table's lookup takes a lock and builds the qualified name).
+  EffectivePolicy policyOf(const FunctionSchema& schema) {
+    auto it = policies_.find(&schema);
+    if (it == policies_.end()) {
+      it = policies_
+               .emplace(
+                   &schema,
+                   effectivePolicy(schema.name(), schema.overload_name()))
+               .first;
+    }
+    return it->second;
+  }
+
   // The token of the region at the current point of the walk.
   Value* currentRegion() {
     if (const OpenScope* scope = scopes_.innermost()) {
@@ -163,7 +178,7 @@ class CastInserter {
       at::ArrayRef<Value*> inputs,
       const std::vector<TypePtr>& output_types,
       Node* before) {
-    std::vector<Value*> with_region(inputs.begin(), inputs.end());
+    c10::SmallVector<Value*, 8> with_region(inputs.begin(), inputs.end());
     with_region.push_back(currentRegion());
     WithInsertPoint guard(before);
     Node* cast = graph_.create(kind, with_region, output_types.size());
@@ -172,7 +187,9 @@ class CastInserter {
     }
     cast->setSourceRange(before->sourceRange());
     graph_.insertNode(cast);
-    GRAPH_UPDATE("Inserted ", *cast, " for ", *before);
+    if (log_updates_) {
+      GRAPH_UPDATE("Inserted ", *cast, " for ", *before);
+    }
     changed_ = true;
     return cast;
   }
@@ -309,6 +326,10 @@ class CastInserter {
   StaticScopes scopes_;
   Value* caller_region_ = nullptr;
   std::map<std::string, Value*> devices_constants_;
+  std::unordered_map<const FunctionSchema*, EffectivePolicy> policies_;
+  // TorchScript's log check builds three strings from the file name at
+  // each use: asked once per run, not once per cast.
+  const bool log_updates_ = GRAPH_UPDATE_ENABLED;
   bool changed_ = false;
 };
 

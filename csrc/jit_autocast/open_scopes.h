@@ -42,6 +42,9 @@ class OpenScopes {
   // every path is closed for what follows; a loop body may not run.
   template <typename Walk>
   void walkBlocks(torch::jit::Node* node, Walk&& walk) {
+    if (node->blocks().empty()) {
+      return; // most nodes: no copy of the open scopes
+    }
     const std::vector<OpenScope> before = open_;
     std::optional<std::vector<OpenScope>> common;
     bool agree = node->kind() == c10::prim::If;
