@@ -462,6 +462,25 @@ def test_standalone_refuses_composite_ops_eager_autocasts_inside():
             jitamp.freeze(scripted, standalone=True)
 
 
+class UnlistedInALoop(Unlisted):
+    def forward(self, x: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            for _ in range(3):
+                x = torch.einsum("ij,jk->ik", x, self.w)
+            return x
+
+
+def test_standalone_says_each_obstacle_once():
+    # freezing unrolls the loop: three einsums from one source line
+    scripted = oracle.script(UnlistedInALoop().eval())
+    with pytest.raises(ValueError) as error:
+        with torchscript_deprecation_ignored():
+            jitamp.freeze(scripted, standalone=True)
+    lines = str(error.value).splitlines()[1:]
+    assert len(lines) == 1 and lines[0].endswith("(3 times)"), lines
+    assert "aten::einsum: CompositeImplicitAutograd" in lines[0]
+
+
 # strip_static_scopes.cpp's decomposeUncast(): CompositeImplicitAutograd ops
 # without an autocast kernel whose decomposition eager does not cast. Each
 # must give the same bits under an enabled CPU autocast as with it off.
@@ -484,6 +503,9 @@ DECOMPOSE_UNCAST = {
     "aten::contiguous": lambda x: x.transpose(1, 2).contiguous(),
     "aten::chunk": lambda x: x.chunk(2, 1),
     "aten::size.int": lambda x: x.size(1),
+    "aten::dim": lambda x: x.dim(),
+    "aten::numel": lambda x: x.numel(),
+    "aten::is_floating_point": lambda x: x.is_floating_point(),
     "aten::expand_as": lambda x: x[:, :1].expand_as(x),
     "aten::view_as": lambda x: x.reshape(-1).view_as(x),
 }

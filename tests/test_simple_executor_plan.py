@@ -119,3 +119,151 @@ def test_callers_inline_every_cast():
     assert _casts(torch.jit.last_executed_optimized_graph()) > 0
     with torch.no_grad():
         assert torch.equal(out, caller(_t(1), _t(2)))
+
+
+# A loop's low-precision cast of a value defined before the loop is made
+# once, before it (jitamp::autocast_to_fp16_before_loop): what the first
+# iteration's cast would give, or the value itself where the iterations'
+# casts must stay apart (grad mode on and the value requires grad; the
+# loop does not run).
+
+def _before_loop(graph) -> int:
+    return len(graph.findAllNodes("jitamp::autocast_to_fp16_before_loop", recurse=True))
+
+
+def loop_over_argument(x: torch.Tensor, w: torch.Tensor, n: int) -> torch.Tensor:
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        for _ in range(n):
+            x = torch.mm(x, w) + torch.mm(w, x)
+        return x
+
+
+def loop_over_derived(x: torch.Tensor, w: torch.Tensor, n: int) -> torch.Tensor:
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        v = w * 2  # requires grad, not a leaf: eager casts it at every use
+        d = w.detach()  # no autograd: one cast serves every iteration
+        for _ in range(n):
+            x = torch.mm(x, v) + torch.mm(x, d)
+        return x
+
+
+def loop_over_argument_uncached(x: torch.Tensor, w: torch.Tensor, n: int) -> torch.Tensor:
+    with torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=False):
+        for _ in range(n):
+            x = torch.mm(x, w)
+        return x
+
+
+def while_loop(x: torch.Tensor, w: torch.Tensor, n: int) -> torch.Tensor:
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        while n > 0:
+            x = torch.mm(x, w)
+            n -= 1
+        return x
+
+
+def scope_in_the_loop(x: torch.Tensor, w: torch.Tensor, n: int) -> torch.Tensor:
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        for _ in range(n):
+            x = torch.mm(x, w)
+            with torch.autocast("cpu", enabled=False):
+                x = torch.mm(x.float(), w)
+        return x
+
+
+def cast_in_a_branch(x: torch.Tensor, w: torch.Tensor, n: int) -> torch.Tensor:
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        for i in range(n):
+            if i % 2 == 1:
+                x = torch.mm(x, w)
+        return x
+
+
+class LoopMutatingABuffer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("w", torch.randn(4, 4) / 2)
+
+    def forward(self, x: torch.Tensor, n: int) -> torch.Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            for _ in range(n):
+                x = torch.mm(x, self.w)
+                self.w.mul_(1.5)  # each iteration's cast sees the new values
+            return x
+
+
+class LoopSettingAnAttribute(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.randn(4, 4) / 2
+
+    def forward(self, x: torch.Tensor, n: int) -> torch.Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            for _ in range(n):
+                x = torch.mm(x, self.w)
+                self.w = self.w * 1.5
+            return x
+
+
+LOOPS = [loop_over_argument, loop_over_derived, loop_over_argument_uncached, while_loop,
+         scope_in_the_loop, cast_in_a_branch]
+
+
+@pytest.mark.parametrize("fn", LOOPS, ids=[f.__name__ for f in LOOPS])
+@pytest.mark.parametrize("n", [0, 1, 3])
+@pytest.mark.parametrize("outer", [None, torch.no_grad], ids=["grad", "no_grad"])
+def test_loop_casts_made_before_the_loop_against_eager(fn, n, outer):
+    check_against_eager(fn, [_t(1), _t(2), n], outer=outer, grad=outer is None)
+
+
+@pytest.mark.parametrize("cls", [LoopOverWeight, LoopMutatingABuffer, LoopSettingAnAttribute])
+@pytest.mark.parametrize("n", [0, 3])
+@pytest.mark.parametrize("outer", [None, torch.no_grad], ids=["grad", "no_grad"])
+def test_module_loops_against_eager(cls, n, outer):
+    torch.manual_seed(0)
+    eager, scripted = cls(), cls()
+    scripted.load_state_dict(eager.state_dict())
+    if cls is LoopSettingAnAttribute:
+        scripted.w = eager.w.clone()
+    check_against_eager(eager, [_t(4), n], scripted=script(scripted), outer=outer, grad=outer is None)
+
+
+@pytest.mark.parametrize("fn, before_loop", [
+    (loop_over_argument, 1),  # one for both uses of w
+    (loop_over_derived, 2),
+    (while_loop, 1),
+    (scope_in_the_loop, 0),  # the scope changes the state within the loop
+    (cast_in_a_branch, 0),  # the first iteration may not reach it
+])
+def test_which_casts_are_made_before_the_loop(fn, before_loop):
+    scripted = script(fn)
+    scripted(_t(1), _t(2), 2)
+    assert _before_loop(scripted.graph) == 0  # the plan's only
+    assert _before_loop(torch.jit.last_executed_optimized_graph()) == before_loop
+
+
+@pytest.mark.parametrize("cls, before_loop", [
+    (LoopOverWeight, 1), (LoopMutatingABuffer, 0), (LoopSettingAnAttribute, 0)])
+def test_which_weight_casts_are_made_before_the_loop(cls, before_loop):
+    scripted = script(cls())
+    scripted(_t(4), 2)
+    assert _before_loop(torch.jit.last_executed_optimized_graph()) == before_loop
+
+
+def _copies(fn, *args) -> int:
+    fn(*args)
+    with torch.profiler.profile() as prof:
+        fn(*args)
+    return sum(e.name == "aten::_to_copy" for e in prof.events())
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_a_no_grad_loop_copies_what_eager_copies(n):
+    # w once for every iteration and both uses (eager: once, then its cache);
+    # none where the loop does not run
+    torch.manual_seed(0)
+    eager = LoopOverWeight().eval()
+    scripted = script(LoopOverWeight().eval())
+    scripted.load_state_dict(eager.state_dict())
+    with torch.no_grad():
+        assert _copies(scripted, _t(4), n) == _copies(eager, _t(4), n) == (0 if n == 0 else 3)

@@ -265,6 +265,36 @@ std::vector<Tensor> toFp16List(
   return castList(tensors, devices, /*lower_precision=*/true);
 }
 
+// A loop's smart cast of a value defined before the loop (and not written
+// in the graph), made once before it by SimpleExecutorPlan for every
+// iteration, whose autocast kernel then finds nothing to do. It gives what
+// the first iteration's cast would, or `self` itself, which leaves each
+// iteration's cast to the op's kernel, as in eager:
+// - where the loop does not run (eager makes no cast, and none enters the
+//   cache or the uncached-casts record);
+// - with grad mode on and `self` requiring grad: each cast eager makes is
+//   an autograd node of its own (one cast shared would make backward sum
+//   the iterations' gradients in the low dtype), or eager's cache serves
+//   them, which the kernel reaches directly.
+// Otherwise every iteration gets the same values from it: no autograd
+// records them. The plan puts it right before the loop, for a cast
+// directly in the loop's body (so the first iteration reaches it), of a
+// loop whose body changes no state a cast reads.
+Tensor toFp16BeforeLoop(
+    const Tensor& self,
+    c10::string_view devices,
+    int64_t max_trip_count,
+    bool initial_condition,
+    Region) {
+  if (max_trip_count <= 0 || !initial_condition) {
+    return self;
+  }
+  if (self.defined() && self.requires_grad() && c10::GradMode::is_enabled()) {
+    return self;
+  }
+  return castTo(self, devices, /*lower_precision=*/true);
+}
+
 Tensor toFp32(const Tensor& self, c10::string_view devices, Region) {
   return castTo(self, devices, /*lower_precision=*/false);
 }

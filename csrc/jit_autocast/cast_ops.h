@@ -38,6 +38,15 @@ std::vector<at::Tensor> toFp16List(
     c10::string_view devices,
     Region region);
 
+// jitamp::autocast_to_fp16_before_loop: the cast of `self` that every
+// iteration of a loop would make, made once before the loop (cast_ops.cpp).
+at::Tensor toFp16BeforeLoop(
+    const at::Tensor& self,
+    c10::string_view devices,
+    int64_t max_trip_count,
+    bool initial_condition,
+    Region region);
+
 at::Tensor toFp32(const at::Tensor& self, c10::string_view devices, Region region);
 std::optional<at::Tensor> toFp32Optional(
     const std::optional<at::Tensor>& self,

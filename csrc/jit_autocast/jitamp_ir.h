@@ -23,6 +23,8 @@ inline const c10::Symbol kToFp16 =
     c10::Symbol::fromQualString("jitamp::autocast_to_fp16");
 inline const c10::Symbol kToFp32 =
     c10::Symbol::fromQualString("jitamp::autocast_to_fp32");
+inline const c10::Symbol kToFp16BeforeLoop =
+    c10::Symbol::fromQualString("jitamp::autocast_to_fp16_before_loop");
 inline const c10::Symbol kPromote =
     c10::Symbol::fromQualString("jitamp::autocast_promote");
 inline const c10::Symbol kWait = c10::Symbol::fromQualString("jitamp::wait");

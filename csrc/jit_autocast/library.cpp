@@ -50,6 +50,11 @@ TORCH_LIBRARY(jitamp, m) {
   // saved or rewritten graph.
   m.def(kFusibleToFp16Schema);
   m.def(kFusibleToFp32Schema);
+  // A loop's cast of a value defined before the loop, made once before it
+  // (SimpleExecutorPlan, preoptimize.h): only in the simple executor's plan.
+  m.def(
+      "autocast_to_fp16_before_loop(Tensor(a) self, str devices, "
+      "int max_trip_count, bool initial_condition, int region) -> Tensor(a)");
 
   // Scope and task ops (scope_ops.cpp, task_ops.cpp). CONSERVATIVE: they have side effects on
   // thread-local state, so dead code elimination, CSE and reordering leave
@@ -94,6 +99,7 @@ TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
   m.impl("autocast_promote.list", TORCH_FN(promoteList));
   m.impl("fusible_to_fp16", TORCH_FN(fusibleToFp16));
   m.impl("fusible_to_fp32", TORCH_FN(fusibleToFp32));
+  m.impl("autocast_to_fp16_before_loop", TORCH_FN(toFp16BeforeLoop));
 
   m.impl("autocast_caller_region", TORCH_FN(autocastCallerRegion));
   m.impl("autocast_enter", TORCH_FN(autocastEnter));

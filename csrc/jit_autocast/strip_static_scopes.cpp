@@ -40,6 +40,9 @@ const std::set<std::string>& decomposeUncast() {
       "aten::contiguous",
       "aten::chunk",
       "aten::size.int",
+      "aten::dim",
+      "aten::numel",
+      "aten::is_floating_point",
       "aten::expand_as",
       "aten::view_as",
   };

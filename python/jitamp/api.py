@@ -277,11 +277,16 @@ def freeze(module: Any, *, preserved_attrs: Sequence[str] | None = None,
     _C.rewrite_module(frozen._c, simple_executor=not profiling_executor)
     _C.fold_static_casts_in_module(frozen._c)
     graphs = {name: frozen._c._get_method(name).graph for name in frozen._c._method_names()}
-    obstacles = [f"{name}: {line}" for name, graph in graphs.items()
-                 for line in _C.static_scope_obstacles(graph)]
+    # one line per obstacle, with how often it occurs (an unrolled loop
+    # repeats its body's)
+    obstacles: dict[str, int] = {}
+    for name, graph in graphs.items():
+        for line in _C.static_scope_obstacles(graph):
+            obstacles[f"{name}: {line}"] = obstacles.get(f"{name}: {line}", 0) + 1
     if obstacles:
         raise ValueError("jitamp.freeze(standalone=True): the frozen model needs jitamp's ops:\n  "
-                         + "\n  ".join(obstacles))
+                         + "\n  ".join(line if count == 1 else f"{line} ({count} times)"
+                                        for line, count in obstacles.items()))
     for graph in graphs.values():
         _C.strip_static_scopes(graph)
     _C.preoptimize_module(frozen._c)

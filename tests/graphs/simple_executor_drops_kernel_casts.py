@@ -2,7 +2,9 @@
 # casts that the op's own autocast kernel makes anyway: jitamp's scope ops set
 # eager's autocast state, so every op in the scope casts its arguments itself.
 # Dropped: the casts of an op that reads only activations, and every cast in a
-# loop (eager's cache serves a weight's later iterations). Kept: the casts of
+# loop (eager's cache serves a weight's later iterations); a loop's cast of a
+# value defined before it is made once before the loop instead
+# (autocast_to_fp16_before_loop, test_simple_executor_plan.py). Kept: the casts of
 # an op that reads an argument or attribute outside a loop (a weight's first
 # cast is copied uncached with grad mode off, cast_ops.cpp), all of them, so
 # that the kernel casts the rest in eager's order. The rewritten graph keeps
@@ -28,9 +30,10 @@ def attend(x, w):
 # CHECK-NEXT: [[Q:%[^ ]+]] : Tensor = aten::mm([[X]], [[W]])
 # CHECK-NEXT: [[QT:%[^ ]+]] : Tensor = aten::t([[Q]])
 # CHECK-NEXT: [[S:%[^ ]+]] : Tensor = aten::mm([[Q]], [[QT]])
+# CHECK-NEXT: [[WL:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16_before_loop(%w.1, {{.*}}, [[R]])
 # CHECK-NEXT: prim::Loop(
 # CHECK-NEXT: block0(%{{[^ ]+}} : int, [[SI:%[^ ]+]] : Tensor
-# CHECK-NEXT: aten::mm([[SI]], %w.1)
+# CHECK-NEXT: aten::mm([[SI]], [[WL]])
 # CHECK-NOT: jitamp::autocast_to_fp16
 # CHECK: jitamp::autocast_exit(
 
