@@ -171,6 +171,42 @@ def scope_in_the_loop(x: torch.Tensor, w: torch.Tensor, n: int) -> torch.Tensor:
         return x
 
 
+def grad_mode_in_the_loop(x: torch.Tensor, w: torch.Tensor, n: int) -> torch.Tensor:
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        for _ in range(n):
+            x = torch.mm(x, w)
+            with torch.no_grad():
+                y = torch.mm(x, w)
+            x = x + y
+        return x
+
+
+def grad_on_in_the_loop(x: torch.Tensor, w: torch.Tensor, n: int) -> torch.Tensor:
+    # called with grad mode off
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        for _ in range(n):
+            torch.set_grad_enabled(True)
+            x = torch.mm(x, w)
+            torch.set_grad_enabled(False)
+        return x
+
+
+def test_grad_turned_on_in_a_no_grad_loop():
+    # hoisted, w's cast would be made with grad mode off: no gradient to w
+    scripted = script(grad_on_in_the_loop)
+    w = _t(2).requires_grad_()
+    with torch.no_grad():
+        expected = grad_on_in_the_loop(_t(1), w, 2)
+        for _ in range(3):
+            got = scripted(_t(1), w, 2)
+    assert _before_loop(torch.jit.last_executed_optimized_graph()) == 0
+    assert expected.requires_grad and got.requires_grad
+    expected.sum().backward()
+    expected_grad, w.grad = w.grad, None
+    got.sum().backward()
+    assert torch.equal(w.grad, expected_grad)
+
+
 def cast_in_a_branch(x: torch.Tensor, w: torch.Tensor, n: int) -> torch.Tensor:
     with torch.autocast("cpu", dtype=torch.bfloat16):
         for i in range(n):
@@ -206,7 +242,7 @@ class LoopSettingAnAttribute(nn.Module):
 
 
 LOOPS = [loop_over_argument, loop_over_derived, loop_over_argument_uncached, while_loop,
-         scope_in_the_loop, cast_in_a_branch]
+         scope_in_the_loop, grad_mode_in_the_loop, cast_in_a_branch]
 
 
 @pytest.mark.parametrize("fn", LOOPS, ids=[f.__name__ for f in LOOPS])
@@ -233,6 +269,7 @@ def test_module_loops_against_eager(cls, n, outer):
     (loop_over_derived, 2),
     (while_loop, 1),
     (scope_in_the_loop, 0),  # the scope changes the state within the loop
+    (grad_mode_in_the_loop, 0),  # so does no_grad
     (cast_in_a_branch, 0),  # the first iteration may not reach it
 ])
 def test_which_casts_are_made_before_the_loop(fn, before_loop):
