@@ -154,6 +154,15 @@ def loop_over_argument_uncached(x: torch.Tensor, w: torch.Tensor, n: int) -> tor
         return x
 
 
+def nested_loops(x: torch.Tensor, w: torch.Tensor, n: int) -> torch.Tensor:
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        for _ in range(n):
+            x = torch.mm(x, w)
+            for _ in range(n - 1):
+                x = torch.mm(w, x)
+        return x
+
+
 def while_loop(x: torch.Tensor, w: torch.Tensor, n: int) -> torch.Tensor:
     with torch.autocast("cpu", dtype=torch.bfloat16):
         while n > 0:
@@ -241,7 +250,7 @@ class LoopSettingAnAttribute(nn.Module):
             return x
 
 
-LOOPS = [loop_over_argument, loop_over_derived, loop_over_argument_uncached, while_loop,
+LOOPS = [loop_over_argument, loop_over_derived, loop_over_argument_uncached, nested_loops, while_loop,
          scope_in_the_loop, grad_mode_in_the_loop, cast_in_a_branch]
 
 
@@ -267,6 +276,7 @@ def test_module_loops_against_eager(cls, n, outer):
 @pytest.mark.parametrize("fn, before_loop", [
     (loop_over_argument, 1),  # one for both uses of w
     (loop_over_derived, 2),
+    (nested_loops, 2),  # w's before each loop: the inner one may not run
     (while_loop, 1),
     (scope_in_the_loop, 0),  # the scope changes the state within the loop
     (grad_mode_in_the_loop, 0),  # so does no_grad

@@ -174,7 +174,7 @@ bool definedIn(const Value* value, const Node* loop) {
 // iteration of the loop it is the body of to the next, what a cast does:
 // the autocast state (scopes, calls that may open theirs), grad mode
 // (`torch.no_grad()`, `torch.set_grad_enabled`), or anything jitamp's own
-// ops do other than cast.
+// ops other than casts do (tasks included: forks and waits).
 bool mayChangeCastState(Block* block) {
   for (Node* node : block->nodes()) {
     const Symbol kind = node->kind();
@@ -184,7 +184,7 @@ bool mayChangeCastState(Block* block) {
       return true;
     }
     const std::string name = kind.toQualString();
-    if (!isSmartCast(node) &&
+    if (!isSmartCast(node) && kind != ops::kToFp16BeforeLoop &&
         (name.rfind("jitamp::", 0) == 0 ||
          name.find("autocast") != std::string::npos)) {
       return true;
@@ -204,9 +204,9 @@ bool mayChangeCastState(Block* block) {
 // in its cache at every iteration. Taken: a single-tensor cast directly in
 // the body of a loop whose body changes no state a cast reads, of a value
 // that no op in the graph writes (AliasDb), read by ops that do not write
-// it; a module attribute the body reads is read once more before the
-// loop for it. Inner loops first; a cast made before an inner loop stays in the
-// outer loop's body (its loop may not run at every outer iteration).
+// it; a module attribute the body reads is read once more before the loop
+// for it. Inner loops first; a cast made before an inner loop stays in the
+// outer loop's body (the inner loop may not run at every outer iteration).
 class LoopCastHoister {
  public:
   explicit LoopCastHoister(std::shared_ptr<Graph> graph)
