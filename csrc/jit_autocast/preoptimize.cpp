@@ -232,12 +232,13 @@ class LoopCastHoister {
   void hoistOutOf(Node* loop) {
     // One cast before the loop per value, devices and region.
     std::map<std::tuple<Value*, Value*, Value*>, Value*> before;
-    attributes_.clear();
+    // The attributes the body reads, each read once more before the loop.
+    std::map<std::pair<Value*, std::string>, Value*> reads;
     for (Node* cast : loop->blocks().at(0)->nodes()) {
       if (!hoistable(cast, loop)) {
         continue;
       }
-      Value* source = sourceBefore(cast->input(0), loop);
+      Value* source = sourceBefore(cast->input(0), loop, reads);
       Value*& made = before[{source, cast->input(1), cast->input(2)}];
       if (made == nullptr) {
         Node* once = graph_->create(
@@ -305,13 +306,16 @@ class LoopCastHoister {
   }
 
   // `value` as read before `loop`: itself, or a read of the same attribute
-  // before the loop (one per object and name).
-  Value* sourceBefore(Value* value, Node* loop) {
+  // before the loop (one per object and name, kept in `reads`).
+  Value* sourceBefore(
+      Value* value,
+      Node* loop,
+      std::map<std::pair<Value*, std::string>, Value*>& reads) {
     if (!definedIn(value, loop)) {
       return value;
     }
     Node* get = value->node();
-    Value*& read = attributes_[{get->input(), get->s(attr::name)}];
+    Value*& read = reads[{get->input(), get->s(attr::name)}];
     if (read == nullptr) {
       Node* copy = graph_->createClone(get, [](Value* v) { return v; });
       copy->insertBefore(loop);
@@ -321,12 +325,11 @@ class LoopCastHoister {
   }
 
   std::shared_ptr<Graph> graph_;
-  // Of the graph before the first hoist: the casts made before a loop
-  // read what their in-loop casts read, and write nothing.
+  // Made at the first question: a cast made before a loop reads what its
+  // in-loop cast read and writes nothing, so the answers outlive the edits.
   std::unique_ptr<AliasDb> aliases_;
+  // The attribute names that some prim::SetAttr of the graph sets.
   std::optional<std::unordered_set<std::string>> set_attributes_;
-  // This loop's attribute reads made before it.
-  std::map<std::pair<Value*, std::string>, Value*> attributes_;
 };
 
 } // namespace

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import atexit
+import collections
 import threading
 from typing import Any, Sequence
 
@@ -279,10 +280,8 @@ def freeze(module: Any, *, preserved_attrs: Sequence[str] | None = None,
     graphs = {name: frozen._c._get_method(name).graph for name in frozen._c._method_names()}
     # one line per obstacle, with how often it occurs (an unrolled loop
     # repeats its body's)
-    obstacles: dict[str, int] = {}
-    for name, graph in graphs.items():
-        for line in _C.static_scope_obstacles(graph):
-            obstacles[f"{name}: {line}"] = obstacles.get(f"{name}: {line}", 0) + 1
+    obstacles = collections.Counter(f"{name}: {line}" for name, graph in graphs.items()
+                                    for line in _C.static_scope_obstacles(graph))
     if obstacles:
         raise ValueError("jitamp.freeze(standalone=True): the frozen model needs jitamp's ops:\n  "
                          + "\n  ".join(line if count == 1 else f"{line} ({count} times)"
