@@ -1,0 +1,76 @@
+"""benchmarks/bench_autocast.py keeps working and keeps saying what it
+measures: one repeat of two small workloads, run as a user runs it (its own
+process: `--malloc steady` changes the process's allocator). No timing is
+checked; what is checked is what the benchmark reports about exactness and
+copies, which is where a jitamp regression would show first."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "benchmarks", "bench_autocast.py")
+
+# variants that must run, and give eager autocast's output bitwise
+JITAMP_VARIANTS = ("jitamp", "jitamp_frozen", "jitamp_standalone")
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    """The benchmark's JSON report of a workload, run once per module."""
+    done: dict[str, dict] = {}
+
+    def report(workload: str) -> dict:
+        if workload not in done:
+            out = tmp_path_factory.mktemp("bench") / "report.json"
+            proc = subprocess.run(
+                [sys.executable, SCRIPT, "--only", workload, "--repeats", "1", "--threads", "1",
+                 "--malloc", "steady", "--json", str(out)],
+                capture_output=True, text=True, timeout=600)
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            done[workload] = json.loads(out.read_text())
+        return done[workload]
+    return report
+
+
+@pytest.mark.parametrize("workload", ["tiny_matmuls50", "convnet"])
+def test_benchmark_reports_jitamp_exact(workload, reports):
+    report = reports(workload)
+    assert report["malloc"] == "steady"
+    inference = report["workloads"][f"{workload}/inference"]
+    for name in JITAMP_VARIANTS:
+        assert "failed" not in inference[name], inference[name]
+        assert inference[name]["max_abs_diff_vs_eager_autocast"] == 0.0, name
+    # frozen: no weight cast per call, only the casts the hand-cast floor
+    # (weights stored in the low-precision dtype) makes too
+    assert inference["jitamp_frozen"]["cast_copies"] == inference["eager_hand_cast"]["cast_copies"]
+    assert inference["jitamp"]["cast_copies"] == inference["eager_autocast"]["cast_copies"]
+
+    training = report["workloads"][f"{workload}/fwd+bwd"]
+    row = training["jitamp"]
+    assert row["max_abs_diff_vs_eager_autocast"] == 0.0
+    assert row["grad_max_abs_diff_vs_eager_autocast"] == 0.0
+    # the comparison of gradients is live: eager fp32's differ
+    assert training["eager_fp32"]["grad_max_abs_diff_vs_eager_autocast"] > 0.0
+
+
+def test_exact_best_leaves_out_inexact_baselines(reports):
+    # ratio_vs_best_exact: over the fastest baseline whose output and
+    # gradients are bitwise eager's (on torch 2.13 the built-in's gradients
+    # of 50 chained bf16 matmuls are not)
+    training = reports("tiny_matmuls50")["workloads"]["tiny_matmuls50/fwd+bwd"]
+    ours = training["jitamp"]
+    bases = [b for b in ("eager_autocast", "builtin_jit") if "median_us" in training[b]]
+    exact = [b for b in bases
+             if training[b]["max_abs_diff_vs_eager_autocast"] == 0.0
+             and training[b]["grad_max_abs_diff_vs_eager_autocast"] == 0.0]
+    assert "eager_autocast" in exact
+    if exact == bases:
+        assert "ratio_vs_best_exact" not in ours
+    else:
+        best = min(training[b]["median_us"] for b in exact)
+        assert ours["ratio_vs_best_exact"] == pytest.approx(ours["median_us"] / best)
