@@ -46,6 +46,9 @@ std::vector<std::string> RewriteCompilationUnitOf(
 // and of its submodules: for a module frozen with torch.jit.freeze, after
 // RewriteModule; then PreoptimizeModule. Throws if a graph it would change
 // has already run. Returns the qualified names of the methods that changed.
+// First it points the call stacks of inlined nodes away from the methods
+// freezing deleted (a use after free when TorchScript reports an error
+// raised in inlined code; function_rewrite.cpp, FrozenCallStackRepair).
 std::vector<std::string> FoldStaticCastsInModule(
     const torch::jit::Module& module);
 

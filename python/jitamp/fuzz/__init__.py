@@ -26,8 +26,10 @@ break/continue, early return; helpers (plain, `@torch.jit.script`,
 `@torch.jit.ignore`), `torch.jit.fork`/`wait`; inputs float32, bfloat16,
 float16, float64, int64, with and without requires_grad; called plainly, in
 an eager autocast of either dtype, a disabled one, or under no_grad; with
-backward; save/load for a share of module programs; jitamp enabled or not
-at run time.
+backward; save/load for a share of module programs; every module program
+also frozen (torch.jit.freeze, compared under no_grad in the same eager
+region) and, where jitamp.freeze(standalone=True) takes it and the region
+leaves autocast off, frozen standalone; jitamp enabled or not at run time.
 
 Known deviations (docs/design.md, the xfails) are avoided by the generator:
 - eager's stale cast cache across nested scopes of different dtypes: a
@@ -57,7 +59,8 @@ the graph its executors run: csrc/jit_autocast/preoptimize.h.)
 Not covered yet: CUDA tensors (no GPU here: cuda scopes are generated but
 disabled), shapes other than [4, 4] and broadcasting between shapes,
 complex dtypes, dicts/tuples/classes as values, `raise`/assert statements,
-torch.jit.freeze / optimize_for_inference, threads, `jitamp.add_autocast`,
+optimize_for_inference, frozen models with gradients (frozen weights are
+constants), threads, `jitamp.add_autocast`,
 the profiling executor (`jitamp.enable(profiling_executor=True)`), queries of
 the autocast state inside scripted code, more of the fp32 and promote rows
 (linalg, fft variants, pooling, grid_sample, rnn cells), integer/bool

@@ -10,7 +10,12 @@ rules, on calls 1, 2, 3 (ALTERNATE programs flip their `flag` argument
 between calls), with gradients when the program says GRAD, inside the eager
 region OUTER; then, for SAVE programs (modules without `@torch.jit.ignore`
 calls), once more on the model saved with `torch.jit.save` and loaded with
-`torch.jit.load` (jitamp imported).
+`torch.jit.load` (jitamp imported). Module programs are then frozen
+(`torch.jit.freeze` of the scripted module in eval mode: jitamp folds the
+casts of weights whose scope's state is static) and compared with eager
+under `torch.no_grad()` inside OUTER, as a frozen model serves; where
+`jitamp.freeze(standalone=True)` accepts the module (no jitamp op left) and
+OUTER leaves autocast off (the callers it is exact for), that model too.
 
 Outcomes (`Result.kind`):
 - "ok";
@@ -18,7 +23,9 @@ Outcomes (`Result.kind`):
   bug); "script": it scripts without jitamp but not with it (a jitamp bug);
 - "mismatch:<what>": the oracle's AssertionError, by what differs (dtype,
   value, shape, structure, error, grad, state), "saved-mismatch:<what>" after
-  save/load;
+  save/load, "frozen-mismatch:<what>" / "standalone-mismatch:<what>" frozen;
+- "freeze": torch.jit.freeze raises on the module scripted with jitamp and
+  not on the module scripted without it;
 - "known:<what>": a difference TorchScript itself makes, with or without
   jitamp (`known_difference`, `_known_finding`);
 - "harness": anything else that went wrong while comparing (a fuzzer bug).
@@ -193,6 +200,64 @@ def _compare(fn, scripted, module, features=()) -> None:
         grad=module.GRAD, args_for_call=module.make_args, grad_exact=not fork)
 
 
+def _autocast_off(outer: Any) -> bool:
+    """Whether the eager region OUTER leaves CPU autocast off."""
+    return outer is None or outer == "no_grad" or outer[2] is False
+
+
+def _compare_frozen(obj, scripted, module, source, directory, stem) -> tuple[str, str] | None:
+    """The module frozen, against eager in eval mode under torch.no_grad()
+    (inside OUTER); then the standalone freeze where it applies. Returns
+    (kind, message) of the first failure, else None. Leaves obj in eval
+    mode (the last comparison)."""
+    obj.eval()
+    scripted.eval()
+    try:
+        frozen = torch.jit.freeze(scripted)
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {exc}"
+        try:  # does TorchScript's freeze take the module scripted without jitamp?
+            with jitamp_enabled(False):
+                plain = load_source(source, directory, stem + "_plain_freeze")
+                torch.jit.freeze(torch.jit.script(plain.build()).eval())
+            unload(plain)
+        except Exception:
+            return None  # TorchScript's own limit
+        return "freeze", message
+    outer = make_outer(module.OUTER)
+
+    def no_grad_outer():
+        stack = contextlib.ExitStack()
+        stack.enter_context(torch.no_grad())
+        if outer is not None:
+            stack.enter_context(outer())
+        return stack
+
+    ignore = "@torch.jit.ignore" in module.SOURCE
+
+    def compare(model) -> None:
+        oracle.check_against_eager(
+            _unwrapping_callee_errors(obj), module.make_args(1),
+            scripted=_unwrapping_ignored_errors(model) if ignore else model,
+            outer=no_grad_outer, calls=CALLS, grad=False, args_for_call=module.make_args)
+
+    try:
+        compare(frozen)
+    except AssertionError as exc:
+        return "frozen-mismatch:" + classify(str(exc)), str(exc)
+    if not _autocast_off(module.OUTER):
+        return None
+    try:
+        standalone = jitamp.freeze(scripted, standalone=True)
+    except ValueError:
+        return None  # an op or scope that needs jitamp: it says which
+    try:
+        compare(standalone)
+    except AssertionError as exc:
+        return "standalone-mismatch:" + classify(str(exc)), str(exc)
+    return None
+
+
 _NODE = re.compile(r"which is output (\d+) of \w+, is at version")
 
 
@@ -350,6 +415,10 @@ def _run_source(source: str, directory: str, stem: str, save: bool | None) -> Re
                     _compare(obj, loaded, module)
                 except AssertionError as exc:
                     return Result("saved-mismatch:" + classify(str(exc)), str(exc), eager_raised)
+            if module.KIND == "module":
+                failed = _compare_frozen(obj, scripted, module, source, directory, stem)
+                if failed is not None:
+                    return Result(failed[0], failed[1], eager_raised)
         return Result("ok", "", eager_raised)
     except Exception:
         return Result("harness", traceback.format_exc())
