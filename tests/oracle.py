@@ -26,6 +26,7 @@ from jitamp.fuzz.oracle import (  # noqa: F401  (re-exported for the tests)
     autocast_state,
     check_against_eager,
     cpu_autocast,
+    no_grad_under,
     reset_autocast_state,
     save_without_jitamp,
     script,

@@ -2,8 +2,6 @@
 casts a weight's first use in a region without it, and later uses through
 it (cast_ops.cpp: the values are eager's; the cache only keeps the copies
 alive until the outermost scope exits)."""
-import contextlib
-
 import pytest
 import torch
 from torch import Tensor, nn
@@ -14,17 +12,6 @@ from scenario_helpers import OUTERS, WARNING_FILTERS, X, Y, rand
 from test_nesting import NESTED
 
 pytestmark = WARNING_FILTERS
-
-
-def _no_grad_under(outer):
-    """torch.no_grad() around an eager region from OUTERS (or none)."""
-    def make():
-        stack = contextlib.ExitStack()
-        stack.enter_context(torch.no_grad())
-        if outer is not None:
-            stack.enter_context(outer())
-        return stack
-    return make
 
 
 class Layers(nn.Module):
@@ -48,13 +35,13 @@ class Layers(nn.Module):
 @pytest.mark.parametrize("outer", ["no_outer", "outer_bf16", "outer_disabled"])
 def test_module_inference_equals_eager(outer):
     m = Layers()
-    check_against_eager(m, [X], scripted=oracle.script(m), outer=_no_grad_under(OUTERS[outer]))
+    check_against_eager(m, [X], scripted=oracle.script(m), outer=oracle.no_grad_under(OUTERS[outer]))
 
 
 @pytest.mark.parametrize("outer", ["no_outer", "outer_fp16"])
 @pytest.mark.parametrize("fn", NESTED, ids=[f.__name__ for f in NESTED])
 def test_nested_inference_equals_eager(fn, outer):
-    check_against_eager(fn, [X, Y], outer=_no_grad_under(OUTERS[outer]))
+    check_against_eager(fn, [X, Y], outer=oracle.no_grad_under(OUTERS[outer]))
 
 
 class LoopsOverAWeight(nn.Module):
@@ -81,8 +68,8 @@ def test_weight_cast_in_a_loop_under_no_grad(outer):
     cache; one cast again (each iteration here) goes through it, so the
     weight is copied twice per region, not at every use (eager: once)."""
     m = LoopsOverAWeight()
-    scripted = check_against_eager(m, [X], scripted=oracle.script(m), outer=_no_grad_under(OUTERS[outer]))
-    with _no_grad_under(OUTERS[outer])():
+    scripted = check_against_eager(m, [X], scripted=oracle.script(m), outer=oracle.no_grad_under(OUTERS[outer]))
+    with oracle.no_grad_under(OUTERS[outer])():
         eager, ours = _cast_copies(m, X), _cast_copies(scripted, X)
     assert ours <= eager + 1, (ours, eager)
 

@@ -307,3 +307,15 @@ def check_against_eager(
 
 def cpu_autocast(dtype: torch.dtype = torch.bfloat16, enabled: bool = True) -> Callable[[], Any]:
     return lambda: torch.autocast("cpu", dtype=dtype, enabled=enabled)
+
+
+def no_grad_under(outer: Callable[[], Any] | None) -> Callable[[], Any]:
+    """An `outer` factory for check_against_eager: torch.no_grad() around
+    the eager region `outer` makes (or alone, for None)."""
+    def make():
+        stack = contextlib.ExitStack()
+        stack.enter_context(torch.no_grad())
+        if outer is not None:
+            stack.enter_context(outer())
+        return stack
+    return make

@@ -224,15 +224,7 @@ def _compare_frozen(obj, scripted, module, source, directory, stem) -> tuple[str
         except Exception:
             return None  # TorchScript's own limit
         return "freeze", message
-    outer = make_outer(module.OUTER)
-
-    def no_grad_outer():
-        stack = contextlib.ExitStack()
-        stack.enter_context(torch.no_grad())
-        if outer is not None:
-            stack.enter_context(outer())
-        return stack
-
+    no_grad_outer = oracle.no_grad_under(make_outer(module.OUTER))
     ignore = "@torch.jit.ignore" in module.SOURCE
 
     def compare(model) -> None:
