@@ -251,7 +251,10 @@ def freeze(module: Any, *, preserved_attrs: Sequence[str] | None = None,
     type, dtype and enabled flag are constants is done once, now, by eager's
     cast (a constant in the graph; no cast per call), and a cast of a weight
     that does nothing there is removed; casts whose state depends on the
-    caller stay (docs/design.md, "Frozen inference"). torch.jit.freeze and
+    caller stay (docs/design.md, "Frozen inference"; one open exception
+    there: an op of frozen weights alone whose dtype only the dispatcher's
+    autocast decides, inside a composite op such as a reflect pad, is
+    computed once at freezing). torch.jit.freeze and
     torch.jit.optimize_for_inference of a module jitamp rewrote do the same;
     this also takes a module scripted without jitamp (rewritten first, which
     needs it not to have run).
