@@ -185,19 +185,21 @@ def _unwrapping_ignored_errors(scripted):
     return call
 
 
-def _compare(fn, scripted, module, features=()) -> None:
+def _compare(fn, scripted, module, features=(), *, frozen: bool = False) -> None:
     # Gradients of programs that fork: TorchScript runs a forked task on
     # another thread, whose autograd nodes get that thread's sequence
     # numbers, so the backward pass sums gradient contributions in another
     # order (seen without jitamp too): compared with assert_close's
-    # tolerance for the dtype. Everything else: bitwise.
+    # tolerance for the dtype. Everything else: bitwise. A frozen model
+    # (frozen=True) serves: under torch.no_grad() inside OUTER, no gradients.
     fork = "torch.jit.fork" in module.SOURCE
     ignore = "@torch.jit.ignore" in module.SOURCE
+    outer = make_outer(module.OUTER)
     oracle.check_against_eager(
         _unwrapping_callee_errors(fn), module.make_args(1),
         scripted=_unwrapping_ignored_errors(scripted) if ignore else scripted,
-        outer=make_outer(module.OUTER), calls=CALLS,
-        grad=module.GRAD, args_for_call=module.make_args, grad_exact=not fork)
+        outer=oracle.no_grad_under(outer) if frozen else outer, calls=CALLS,
+        grad=module.GRAD and not frozen, args_for_call=module.make_args, grad_exact=not fork)
 
 
 def _autocast_off(outer: Any) -> bool:
@@ -216,25 +218,19 @@ def _compare_frozen(obj, scripted, module, source, directory, stem) -> tuple[str
         frozen = torch.jit.freeze(scripted)
     except Exception as exc:
         message = f"{type(exc).__name__}: {exc}"
+        plain = None
         try:  # does TorchScript's freeze take the module scripted without jitamp?
             with jitamp_enabled(False):
                 plain = load_source(source, directory, stem + "_plain_freeze")
                 torch.jit.freeze(torch.jit.script(plain.build()).eval())
-            unload(plain)
         except Exception:
             return None  # TorchScript's own limit
+        finally:
+            if plain is not None:
+                unload(plain)
         return "freeze", message
-    no_grad_outer = oracle.no_grad_under(make_outer(module.OUTER))
-    ignore = "@torch.jit.ignore" in module.SOURCE
-
-    def compare(model) -> None:
-        oracle.check_against_eager(
-            _unwrapping_callee_errors(obj), module.make_args(1),
-            scripted=_unwrapping_ignored_errors(model) if ignore else model,
-            outer=no_grad_outer, calls=CALLS, grad=False, args_for_call=module.make_args)
-
     try:
-        compare(frozen)
+        _compare(obj, frozen, module, frozen=True)
     except AssertionError as exc:
         return "frozen-mismatch:" + classify(str(exc)), str(exc)
     if not _autocast_off(module.OUTER):
@@ -244,7 +240,7 @@ def _compare_frozen(obj, scripted, module, source, directory, stem) -> tuple[str
     except ValueError:
         return None  # an op or scope that needs jitamp: it says which
     try:
-        compare(standalone)
+        _compare(obj, standalone, module, frozen=True)
     except AssertionError as exc:
         return "standalone-mismatch:" + classify(str(exc)), str(exc)
     return None
