@@ -5,6 +5,7 @@ original module, for callers in any autocast state (docs/design.md, "Frozen
 inference")."""
 import contextlib
 import textwrap
+from typing import List, Tuple
 
 import pytest
 import torch
@@ -481,7 +482,7 @@ def test_standalone_says_each_obstacle_once():
     assert "aten::einsum: CompositeImplicitAutograd" in lines[0]
 
 
-# strip_static_scopes.cpp's decomposeUncast(): CompositeImplicitAutograd ops
+# policy_table.h's isUncastComposite(): CompositeImplicitAutograd ops
 # without an autocast kernel whose decomposition eager does not cast. Each
 # must give the same bits under an enabled CPU autocast as with it off.
 DECOMPOSE_UNCAST = {
@@ -508,6 +509,11 @@ DECOMPOSE_UNCAST = {
     "aten::is_floating_point": lambda x: x.is_floating_point(),
     "aten::expand_as": lambda x: x[:, :1].expand_as(x),
     "aten::view_as": lambda x: x.reshape(-1).view_as(x),
+    "aten::narrow": lambda x: x.narrow(1, 1, 2),
+    "aten::unflatten.int": lambda x: x.unflatten(1, (2, 2)),
+    "aten::movedim.int": lambda x: x.movedim(1, 3),
+    "aten::broadcast_tensors": lambda x: torch.broadcast_tensors(x, x[:, :1]),
+    "aten::item": lambda x: x[0, 0, 0, 0].item(),
 }
 
 
@@ -636,3 +642,44 @@ print("done")
 def test_error_in_inlined_submodule_code_of_a_frozen_model(tmp_path):
     done = oracle.run_program(tmp_path, INLINED_ERROR_PROGRAM)
     assert done.returncode == 0 and done.stdout.strip().endswith("done"), (done.returncode, done.stderr[-3000:])
+
+
+class EarlyExitInScope(nn.Module):
+    """An early return inside a scope that freezing's constant condition
+    brings to the top level: TorchScript's exit transform puts the scope's
+    exit and the code after the `with` in two ifs on its flags, so the code
+    after it may run with the scope open or closed on other paths (fuzz
+    finding 12: the conv's weight was cast under the scope's float16)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(4, 4))
+        self.on = True
+
+    def forward(self, x: Tensor, flag: bool) -> Tuple[Tensor, List[Tensor]]:
+        sink: List[Tensor] = []
+        if self.on:
+            with torch.autocast("cpu", dtype=torch.float16):
+                if flag:
+                    pass
+                else:
+                    if flag:
+                        return x, sink
+        sink.append(nn.functional.conv1d(self.w.unsqueeze(0), x.unsqueeze(2), x[0]).squeeze(0))
+        return x, sink
+
+
+@pytest.mark.parametrize("outer", list(OUTERS))
+def test_code_a_scope_may_have_exited_before_is_not_static(outer):
+    model, frozen = frozen_and_eager(EarlyExitInScope)
+    # the weight's cast is the caller's, not done at freezing: no float16
+    # constant, one float32 weight behind a cast
+    dtypes = [n.output().toIValue().dtype for n in frozen.graph.findAllNodes("prim::Constant")
+              if n.output().type().kind() == "TensorType"]
+    assert dtypes == [torch.float32] and len(casts_of_constants(frozen.graph)) == 1, frozen.graph
+    with torch.no_grad():
+        for flag in (True, False):
+            check_against_eager(model, (torch.randn(4, 4), flag), scripted=frozen, outer=OUTERS[outer])
+    with pytest.raises(ValueError, match="early exit"):
+        with torchscript_deprecation_ignored():
+            jitamp.freeze(oracle.script(EarlyExitInScope().eval()), standalone=True)

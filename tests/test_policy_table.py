@@ -98,8 +98,17 @@ def _cast_devices(graph, op: str) -> set:
     return {
         i.node().inputsAt(1).toIValue()
         for i in node.inputs()
-        if i.node().kind().startswith("jitamp::autocast_")
+        if i.node().kind().startswith("jitamp::autocast_") and i.node().kind() != BARRIER
     }
+
+
+BARRIER = "jitamp::autocast_dependent"
+
+
+def _behind_barrier(graph, op: str) -> bool:
+    """Whether a fold barrier (fold_barriers.h) feeds `op`."""
+    node = next(n for n in graph.nodes() if n.kind() == op)
+    return any(i.node().kind() == BARRIER for i in node.inputs())
 
 
 def _mm_in_scope(x, y):
@@ -126,6 +135,10 @@ def test_an_op_torch_autocasts_that_the_table_lacks_is_reported_and_left_to_the_
     scripted = script(_mm_in_scope)
     assert _cast_devices(scripted.graph, "aten::relu") == set()
     assert _cast_devices(scripted.graph, "aten::mm") == {"cpu,cuda"}
+    # ... and kept from constant folding (its input may become a constant),
+    # which a spelled policy does not need
+    assert _behind_barrier(scripted.graph, "aten::relu")
+    assert not _behind_barrier(scripted.graph, "aten::mm")
     check_against_eager(_mm_in_scope, [torch.randn(8, 8), torch.randn(8, 8)], scripted=scripted)
 
 

@@ -26,16 +26,12 @@
 #include <array>
 
 namespace jitamp {
-namespace {
-
-using at::Tensor;
-using c10::DeviceType;
 
 // `devices` is the constant the pass writes: "cpu", "cuda" or "cpu,cuda" --
 // the devices on which eager gives the op this policy. Those three are told
 // apart by their length (this runs for every cast); anything else is parsed.
-bool namesDevice(c10::string_view devices, DeviceType device_type) {
-  const bool cpu = device_type == DeviceType::CPU;
+bool namesDevice(c10::string_view devices, c10::DeviceType device_type) {
+  const bool cpu = device_type == c10::DeviceType::CPU;
   switch (devices.size()) {
     case 3:
       if (devices == "cpu") {
@@ -64,6 +60,11 @@ bool namesDevice(c10::string_view devices, DeviceType device_type) {
   // "cpu" is not a substring of "cuda" and vice versa.
   return devices.find(cpu ? "cpu" : "cuda") != c10::string_view::npos;
 }
+
+namespace {
+
+using at::Tensor;
+using c10::DeviceType;
 
 // Does eager's cache hand a cast made with grad mode off to a later use
 // with grad mode on (which then gets no gradient)? Older torch (2.4, 2.9)
@@ -407,6 +408,20 @@ std::vector<Tensor> promoteList(
     c10::string_view devices,
     Region) {
   return promote(tensors, devices, /*arguments=*/false);
+}
+
+Tensor autocastDependent(const Tensor& self, Region) {
+  return self;
+}
+
+std::optional<Tensor> autocastDependentOptional(
+    const std::optional<Tensor>& self,
+    Region) {
+  return self;
+}
+
+std::vector<Tensor> autocastDependentList(at::TensorList tensors, Region) {
+  return tensors.vec();
 }
 
 Tensor fusibleToFp16(

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/DeviceType.h>
 
 #include <optional>
 #include <string_view>
@@ -12,6 +13,11 @@ namespace jitamp {
 
 // The region token (see library.cpp); the kernels ignore it.
 using Region = int64_t;
+
+// Whether the `devices` constant of a smart cast ("cpu", "cuda",
+// "cpu,cuda") names `device_type`: a cast of a tensor on a device type it
+// does not name returns the tensor, whatever the state.
+bool namesDevice(c10::string_view devices, c10::DeviceType device_type);
 
 // Whether eager's autocast kernels cast an op's tensor arguments last
 // first. They cast them in a C++ parameter-pack expansion inside a call,
@@ -83,6 +89,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> promote4(
 std::vector<at::Tensor> promoteList(
     at::TensorList tensors,
     c10::string_view devices,
+    Region region);
+
+// jitamp::autocast_dependent (fold_barriers.h): the input itself.
+at::Tensor autocastDependent(const at::Tensor& self, Region region);
+std::optional<at::Tensor> autocastDependentOptional(
+    const std::optional<at::Tensor>& self,
+    Region region);
+std::vector<at::Tensor> autocastDependentList(
+    at::TensorList tensors,
     Region region);
 
 // jitamp::fusible_to_fp16 / fusible_to_fp32 (fuser_casts.h): toFp16 /

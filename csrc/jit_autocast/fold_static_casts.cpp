@@ -1,6 +1,7 @@
 #include "fold_static_casts.h"
 
 #include "cast_ops.h"
+#include "fold_barriers.h"
 #include "jitamp_ir.h"
 #include "policy_table.h"
 #include "static_scopes.h"
@@ -8,11 +9,18 @@
 #include <ATen/autocast_mode.h>
 #include <ATen/ops/empty.h>
 #include <c10/core/GradMode.h>
+#include <torch/csrc/jit/ir/alias_analysis.h>
+#include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/jit_log.h>
+#include <torch/csrc/jit/passes/constant_propagation.h>
+
+#include <cstring>
 
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace jitamp {
@@ -22,6 +30,9 @@ using namespace torch::jit;
 namespace {
 
 using DeviceStates = std::map<c10::DeviceType, DeviceAutocast>;
+
+// Rounds of folding: each may make the next one's inputs constants.
+constexpr int kMaxRounds = 8;
 
 // Sets the thread's autocast state of some device types for the length of
 // a cast done now (the cast cache off, grad mode off: a cast that is neither
@@ -59,14 +70,16 @@ class StateForCast {
   DeviceStates previous_;
 };
 
-// The static state of each device type among `tensors`, or nullopt if one
-// of them is not static.
+// The static state of each device type among `tensors` that `devices`
+// names (a cast's constant; a cast of a tensor on another device type
+// returns it whatever the state), or nullopt if one of them is not static.
 std::optional<DeviceStates> staticStatesOf(
     const std::vector<at::Tensor>& tensors,
-    const StaticScopes& scopes) {
+    const StaticScopes& scopes,
+    const std::string& devices = "cpu,cuda") {
   DeviceStates states;
   for (const auto& tensor : tensors) {
-    if (!tensor.defined()) {
+    if (!tensor.defined() || !namesDevice(devices, tensor.device().type())) {
       continue;
     }
     const auto device_type = tensor.device().type();
@@ -113,14 +126,377 @@ bool isTensorLike(const TypePtr& type) {
   return opt && opt->getElementType()->kind() == TypeKind::TensorType;
 }
 
+// Whether two results of an op are the same bits: tensors of the same
+// dtype, device, sizes and strides whose bytes are equal (NaNs included);
+// lists and tuples element by element; None, ints, bools, strings equal;
+// floats bit for bit. Anything else: not known to be the same.
+bool sameBits(const c10::IValue& a, const c10::IValue& b) {
+  if (a.isTensor() && b.isTensor()) {
+    const at::Tensor& x = a.toTensor();
+    const at::Tensor& y = b.toTensor();
+    if (!x.defined() || !y.defined()) {
+      return x.defined() == y.defined();
+    }
+    if (x.scalar_type() != y.scalar_type() || x.device() != y.device() ||
+        x.layout() != at::kStrided || y.layout() != at::kStrided ||
+        x.sizes() != y.sizes() || x.strides() != y.strides()) {
+      return false;
+    }
+    try {
+      const auto bytes = [](const at::Tensor& t) {
+        return t.contiguous().reshape({-1}).view(at::kByte);
+      };
+      return at::equal(bytes(x), bytes(y));
+    } catch (const std::exception&) {
+      return false; // quantized, sparse, ...: not compared
+    }
+  }
+  if (a.isList() && b.isList()) {
+    const auto x = a.toListRef();
+    const auto y = b.toListRef();
+    if (x.size() != y.size()) {
+      return false;
+    }
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (!sameBits(x[i], y[i])) {
+        return false;
+      }
+    }
+    return true;
+  }
+  if (a.isTuple() && b.isTuple()) {
+    const auto& x = a.toTupleRef().elements();
+    const auto& y = b.toTupleRef().elements();
+    if (x.size() != y.size()) {
+      return false;
+    }
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (!sameBits(x[i], y[i])) {
+        return false;
+      }
+    }
+    return true;
+  }
+  if (a.isDouble() && b.isDouble()) {
+    const double x = a.toDouble();
+    const double y = b.toDouble();
+    return std::memcmp(&x, &y, sizeof(double)) == 0;
+  }
+  if (a.isNone() || a.isInt() || a.isBool() || a.isString()) {
+    return a.tagKind() == b.tagKind() &&
+        (a.isNone() || (a.isInt() && a.toInt() == b.toInt()) ||
+         (a.isBool() && a.toBool() == b.toBool()) ||
+         (a.isString() && a.toStringRef() == b.toStringRef()));
+  }
+  return false;
+}
+
+// The device types of the tensors in `value` (lists and tuples entered).
+void deviceTypesOf(const c10::IValue& value, std::set<c10::DeviceType>& out) {
+  if (value.isTensor()) {
+    if (value.toTensor().defined()) {
+      out.insert(value.toTensor().device().type());
+    }
+  } else if (value.isList()) {
+    for (const auto& element : value.toListRef()) {
+      deviceTypesOf(element, out);
+    }
+  } else if (value.isTuple()) {
+    for (const auto& element : value.toTupleRef().elements()) {
+      deviceTypesOf(element, out);
+    }
+  }
+}
+
+// Settles the fold barriers (fold_barriers.h) of a frozen graph, after the
+// casts are folded. For each op whose result the autocast state may change
+// (autocastMayChange) and whose inputs, seen through its barriers, are all
+// constants: where each state the op may run in gives the same bits -- its
+// scope's static state, or, in the caller's state, autocast off and on
+// with each dtype it can have -- the op is done now and replaced by
+// constants; otherwise it keeps (or gets) a barrier and runs at each call.
+// An op whose inputs may still become constants keeps its barrier (or gets
+// one, as InsertSmartCasts gives them); one whose inputs cannot loses it.
+// Then TorchScript's constant propagation folds what the new constants
+// make foldable (ops no state changes), and this repeats while something
+// was folded.
+class DependentOpSettler {
+ public:
+  explicit DependentOpSettler(Graph& graph) : graph_(graph) {}
+
+  bool run() {
+    bool changed = false;
+    for (int round = 0; round < kMaxRounds; ++round) {
+      scopes_ = StaticScopes();
+      maybe_constants_ = MaybeConstants();
+      folded_ = false;
+      std::shared_ptr<Graph> graph = graph_.shared_from_this();
+      written_.clear();
+      {
+        const AliasDb aliases(graph);
+        collectWritten(graph_.block(), aliases);
+      }
+      settleIn(graph_.block());
+      folded_any_ |= folded_;
+      const bool propagated =
+          ConstantPropagation(graph, /*ignore_custom_classes=*/true);
+      changed |= folded_ || barriers_changed_ || propagated;
+      barriers_changed_ = false;
+      if (!folded_ && !propagated) {
+        break;
+      }
+    }
+    return changed;
+  }
+
+  // Whether run() did some op now.
+  bool foldedOps() const {
+    return folded_any_;
+  }
+
+ private:
+  // The ops whose inputs or outputs something writes (asked of the graph
+  // before this round changes it: an op done now would hand each call the
+  // same constant, which the writer would change for the next).
+  void collectWritten(Block* block, const AliasDb& aliases) {
+    for (Node* node : block->nodes()) {
+      for (Block* sub : node->blocks()) {
+        collectWritten(sub, aliases);
+      }
+      if (!node->blocks().empty() || hasTaskSubgraph(node) ||
+          node->kind() == prim::Constant) {
+        continue;
+      }
+      if (aliases.hasWriters(node)) {
+        written_.insert(node);
+      }
+    }
+  }
+
+  void settleIn(Block* block) {
+    for (auto it = block->nodes().begin(); it != block->nodes().end();) {
+      Node* node = *it;
+      ++it; // the node may be destroyed below
+      if (scopes_.track(node) || hasTaskSubgraph(node)) {
+        maybe_constants_.record(node);
+        continue;
+      }
+      maybe_constants_.enter(node);
+      scopes_.walkBlocks(node, [this](Block* sub) { settleIn(sub); });
+      if (!settle(node)) {
+        maybe_constants_.record(node);
+      }
+    }
+  }
+
+  // Returns whether `node` was done now (and destroyed).
+  bool settle(Node* node) {
+    if (isJitampOp(node) || !node->blocks().empty()) {
+      return false;
+    }
+    const FunctionSchema* schema = node->maybeSchema();
+    if (schema == nullptr || schema->is_mutable() ||
+        node->isNondeterministic() || written_.count(node) != 0) {
+      return false; // constant propagation never runs it either
+    }
+    const Reach reach = reachOf(*schema);
+    if (!reach.may_change) {
+      return false;
+    }
+    bool constant = true;
+    for (Value* input : node->inputs()) {
+      Value* value = throughBarrier(input);
+      if (!maybe_constants_.maybe(value)) {
+        if (hasFoldBarrier(node)) {
+          removeFoldBarriers(node); // it can never be folded
+          barriers_changed_ = true;
+        }
+        return false;
+      }
+      constant = constant && value->node()->kind() == prim::Constant;
+    }
+    if (constant) {
+      if (doNow(node)) {
+        return true;
+      }
+    } else if (!reach.uncast) {
+      // Its inputs are not constants yet. Where the policy casts them, they
+      // come from smart casts, unless FoldStaticCasts made them constants
+      // (then they are constants now) or the kernel leaves them alone.
+      return false;
+    }
+    if (!hasFoldBarrier(node)) {
+      if (const auto index = barrierInput(node)) {
+        maybe_constants_.record(
+            insertFoldBarrier(node, *index, regionHere()));
+        barriers_changed_ = true;
+      }
+    }
+    return false;
+  }
+
+  struct Reach {
+    bool may_change; // autocastMayChange
+    bool uncast; // autocastMayChangeUncast
+  };
+
+  Reach reachOf(const FunctionSchema& schema) {
+    auto it = reach_.find(&schema);
+    if (it == reach_.end()) {
+      const auto& name = schema.name();
+      const auto& overload = schema.overload_name();
+      it = reach_
+               .emplace(
+                   &schema,
+                   Reach{
+                       autocastMayChange(name, overload),
+                       autocastMayChangeUncast(name, overload)})
+               .first;
+    }
+    return it->second;
+  }
+
+  // The op `node`, run now on its constant inputs in every state it may
+  // run in: replaced by its results where all give the same bits.
+  bool doNow(Node* node) {
+    Stack inputs;
+    std::set<c10::DeviceType> device_types;
+    for (Value* input : node->inputs()) {
+      inputs.push_back(*toIValue(throughBarrier(input)));
+      deviceTypesOf(inputs.back(), device_types);
+    }
+    std::vector<DeviceStates> combinations = {{}};
+    for (const auto device_type : device_types) {
+      std::vector<DeviceAutocast> options;
+      if (const auto state = scopes_.stateOf(device_type)) {
+        options = {*state};
+      } else { // the caller's: off, or on with a dtype eager allows
+        options = {
+            {false, at::kBFloat16}, {true, at::kBFloat16}, {true, at::kHalf}};
+      }
+      std::vector<DeviceStates> extended;
+      for (const auto& partial : combinations) {
+        for (const auto& option : options) {
+          DeviceStates next = partial;
+          next[device_type] = option;
+          extended.push_back(std::move(next));
+        }
+      }
+      combinations = std::move(extended);
+    }
+    std::optional<Stack> results;
+    for (const auto& states : combinations) {
+      std::optional<Stack> out = runUnder(node, inputs, states);
+      if (!out || out->size() != node->outputs().size()) {
+        return false; // it raises (at each call, as in eager) or misbehaves
+      }
+      if (!results) {
+        results = std::move(out);
+        continue;
+      }
+      for (size_t i = 0; i < out->size(); ++i) {
+        if (!sameBits((*results)[i], (*out)[i])) {
+          GRAPH_DEBUG(
+              "Keeping ", *node, ": its result depends on the autocast state");
+          return false;
+        }
+      }
+    }
+    std::vector<Value*> constants;
+    {
+      WithInsertPoint guard(graph_.block()->nodes().front());
+      for (size_t i = 0; i < results->size(); ++i) {
+        const auto constant = tryInsertConstant(graph_, (*results)[i]);
+        if (!constant) {
+          for (Value* made : constants) {
+            made->node()->destroy();
+          }
+          return false;
+        }
+        if ((*results)[i].isNone()) {
+          (*constant)->setType(node->output(i)->type());
+        }
+        constants.push_back(*constant);
+      }
+    }
+    GRAPH_UPDATE("Doing ", *node, " now: every state gives the same bits");
+    for (size_t i = 0; i < constants.size(); ++i) {
+      node->output(i)->replaceAllUsesWith(constants[i]);
+    }
+    std::vector<Node*> barriers;
+    for (Value* input : node->inputs()) {
+      if (isFoldBarrier(input->node())) {
+        barriers.push_back(input->node());
+      }
+    }
+    node->destroy();
+    for (Node* barrier : barriers) {
+      if (!barrier->output()->hasUses()) {
+        barrier->destroy();
+      }
+    }
+    folded_ = true;
+    return true;
+  }
+
+  static std::optional<Stack> runUnder(
+      Node* node,
+      const Stack& inputs,
+      const DeviceStates& states) {
+    StateForCast state(states);
+    Stack stack = inputs;
+    try {
+      node->getOperation()(stack);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    return stack;
+  }
+
+  // The token of the region at this point of the walk.
+  Value* regionHere() {
+    if (const OpenScope* scope = scopes_.innermost()) {
+      return scope->region;
+    }
+    if (caller_region_ == nullptr) {
+      WithInsertPoint guard(graph_.block()->nodes().front());
+      Node* region = graph_.create(ops::kCallerRegion, {}, 1);
+      region->output()->setType(IntType::get());
+      graph_.insertNode(region);
+      caller_region_ = region->output();
+    }
+    return caller_region_;
+  }
+
+  Graph& graph_;
+  StaticScopes scopes_;
+  MaybeConstants maybe_constants_;
+  Value* caller_region_ = nullptr;
+  std::unordered_map<const FunctionSchema*, Reach> reach_;
+  std::unordered_set<const Node*> written_;
+  bool folded_ = false;
+  bool folded_any_ = false;
+  bool barriers_changed_ = false;
+};
+
 class CastFolder {
  public:
   explicit CastFolder(Graph& graph) : graph_(graph) {}
 
   bool run() {
-    foldInBlock(graph_.block());
+    // An op done now may give a smart cast a constant input: again, while
+    // ops are done.
+    for (int round = 0; round < kMaxRounds; ++round) {
+      scopes_ = StaticScopes();
+      foldInBlock(graph_.block());
+      dropUnusedWeights();
+      DependentOpSettler settler(graph_);
+      changed_ |= settler.run();
+      if (!settler.foldedOps()) {
+        break;
+      }
+    }
     dropUnusedCallerRegions(graph_.block());
-    dropUnusedWeights();
     return changed_;
   }
 
@@ -225,7 +601,7 @@ class CastFolder {
         return; // not a cast this pass knows
       }
     }
-    const auto states = staticStatesOf(tensors, scopes_);
+    const auto states = staticStatesOf(tensors, scopes_, devices);
     if (!states) {
       return;
     }
@@ -329,6 +705,7 @@ class CastFolder {
   bool changed_ = false;
 };
 
+
 } // namespace
 
 bool FoldStaticCasts(const std::shared_ptr<Graph>& graph) {
@@ -347,7 +724,7 @@ bool StaticCastIsIdentity(
   if (!tensor.defined()) {
     return true;
   }
-  const auto states = staticStatesOf({tensor}, scopes);
+  const auto states = staticStatesOf({tensor}, scopes, devices);
   if (!states) {
     return false;
   }
@@ -365,7 +742,7 @@ std::optional<at::ScalarType> StaticCastDtype(
     const StaticScopes& scopes) {
   const at::Tensor probe =
       at::empty({0}, at::TensorOptions().dtype(dtype).device(device));
-  const auto states = staticStatesOf({probe}, scopes);
+  const auto states = staticStatesOf({probe}, scopes, devices);
   if (!states) {
     return std::nullopt;
   }

@@ -1,5 +1,5 @@
 // Pass: casts of constant tensors (frozen weights) whose autocast state is
-// known from the IR, done once.
+// known from the IR, and the ops of them every state agrees on, done once.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -25,13 +25,19 @@ class StaticScopes;
 // cache: eager's cast, hence eager's bits), and replaces it by its result,
 // a new constant, or by its input where the cast returns its input (not
 // floating point, float64, already the target dtype, another device type,
-// autocast statically off). One constant per weight, state and cast. Then
-// drops the caller-region tokens nothing uses any more. Casts of
-// non-constant values, and every cast where the state depends on the
-// caller, stay. Does not enter fork subgraphs (a task runs in the state
-// its caller hands it). Sound on any rewritten graph, frozen or not.
-// Idempotent (InsertSmartCasts does not cast a constant again where this
-// pass would remove the cast). Returns whether it changed the graph.
+// autocast statically off, a device type the cast's `devices` does not
+// name). One constant per weight, state and cast. Casts of non-constant
+// values, and every cast where the state depends on the caller, stay.
+// Then settles the fold barriers (fold_barriers.h): an op the autocast
+// state may change whose inputs are constants is done now where every
+// state it may run in gives the same bits, and otherwise kept from
+// constant folding; TorchScript's constant propagation folds what that
+// makes foldable, and the casts are folded again, while ops are done. At
+// last drops the caller-region tokens nothing uses any more. Does not
+// enter fork subgraphs (a task runs in the state its caller hands it).
+// Sound on any rewritten graph, frozen or not. Idempotent
+// (InsertSmartCasts does not cast a constant again where this pass would
+// remove the cast). Returns whether it changed the graph.
 bool FoldStaticCasts(const std::shared_ptr<torch::jit::Graph>& graph);
 
 // Whether the single-tensor cast `lower_precision` (autocast_to_fp16, else

@@ -1,6 +1,7 @@
 #include "insert_smart_casts.h"
 
 #include "cast_ops.h"
+#include "fold_barriers.h"
 #include "fold_static_casts.h"
 #include "jitamp_ir.h"
 #include "policy_table.h"
@@ -77,11 +78,57 @@ class CastInserter {
       Node* node = *it;
       ++it;
       if (scopes_.track(node)) {
+        maybe_constants_.record(node);
         continue;
       }
+      maybe_constants_.enter(node);
       scopes_.walkBlocks(node, [this](Block* sub) { insertInBlock(sub); });
       insertCasts(node);
+      keepFromFolding(node);
+      maybe_constants_.record(node);
     }
+  }
+
+  // A barrier (fold_barriers.h) before an op whose result the autocast
+  // state decides with no cast in the IR, where its inputs may all become
+  // constants.
+  void keepFromFolding(Node* node) {
+    if (isJitampOp(node) || hasTaskSubgraph(node) || !node->blocks().empty()) {
+      return;
+    }
+    const FunctionSchema* schema = node->maybeSchema();
+    if (schema == nullptr || schema->is_mutable() || !mayChange(*schema)) {
+      return;
+    }
+    for (Value* input : node->inputs()) {
+      if (!maybe_constants_.maybe(input)) {
+        return; // a cast's result, a barrier's, an activation's
+      }
+    }
+    const auto index = barrierInput(node);
+    if (!index || node->isNondeterministic()) {
+      return;
+    }
+    Node* barrier = insertFoldBarrier(node, *index, currentRegion());
+    maybe_constants_.record(barrier);
+    if (log_updates_) {
+      GRAPH_UPDATE("Keeping ", *node, " from constant folding");
+    }
+    changed_ = true;
+  }
+
+  // autocastMayChangeUncast (policy_table.h), asked once per operator.
+  bool mayChange(const FunctionSchema& schema) {
+    auto it = may_change_.find(&schema);
+    if (it == may_change_.end()) {
+      it = may_change_
+               .emplace(
+                   &schema,
+                   autocastMayChangeUncast(
+                       schema.name(), schema.overload_name()))
+               .first;
+    }
+    return it->second;
   }
 
   void insertCasts(Node* node) {
@@ -167,6 +214,7 @@ class CastInserter {
       region->output()->setType(IntType::get());
       region->output()->setDebugName(loadHint("caller_region"));
       graph_.insertNode(region);
+      maybe_constants_.record(region);
       caller_region_ = region->output();
       changed_ = true;
     }
@@ -187,6 +235,7 @@ class CastInserter {
     }
     cast->setSourceRange(before->sourceRange());
     graph_.insertNode(cast);
+    maybe_constants_.record(cast);
     if (log_updates_) {
       GRAPH_UPDATE("Inserted ", *cast, " for ", *before);
     }
@@ -327,6 +376,8 @@ class CastInserter {
   Value* caller_region_ = nullptr;
   std::map<std::string, Value*> devices_constants_;
   std::unordered_map<const FunctionSchema*, EffectivePolicy> policies_;
+  std::unordered_map<const FunctionSchema*, bool> may_change_;
+  MaybeConstants maybe_constants_;
   // TorchScript's log check builds three strings from the file name at
   // each use: asked once per run, not once per cast.
   const bool log_updates_ = GRAPH_UPDATE_ENABLED;

@@ -27,6 +27,8 @@ inline const c10::Symbol kToFp16BeforeLoop =
     c10::Symbol::fromQualString("jitamp::autocast_to_fp16_before_loop");
 inline const c10::Symbol kPromote =
     c10::Symbol::fromQualString("jitamp::autocast_promote");
+inline const c10::Symbol kDependent =
+    c10::Symbol::fromQualString("jitamp::autocast_dependent");
 inline const c10::Symbol kWait = c10::Symbol::fromQualString("jitamp::wait");
 inline const c10::Symbol kTaskState =
     c10::Symbol::fromQualString("jitamp::autocast_task_state");
@@ -50,6 +52,13 @@ inline c10::TypePtr jitampClass(const std::string& name) {
   auto type = torch::getCustomClass("__torch__.torch.classes.jitamp." + name);
   TORCH_INTERNAL_ASSERT(type, "jitamp's op library is not loaded");
   return type;
+}
+
+// Whether `node` is one of jitamp's ops.
+inline bool isJitampOp(const torch::jit::Node* node) {
+  static const c10::Symbol jitamp =
+      c10::Symbol::fromQualString("namespaces::jitamp");
+  return node->kind().ns() == jitamp;
 }
 
 inline bool isSmartCast(const torch::jit::Node* node) {

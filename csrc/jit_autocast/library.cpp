@@ -45,6 +45,18 @@ TORCH_LIBRARY(jitamp, m) {
   for (const char* schema : casts) {
     m.def(schema);
   }
+  // The fold barrier (fold_barriers.h): an identity that keeps the op
+  // reading it from constant propagation (its region token is never a
+  // constant). Overloads in the order of the casts' (a Tensor also matches
+  // `Tensor?`); the list one returns a new list of the same tensors.
+  const char* barriers[] = {
+      "autocast_dependent(Tensor(a) self, int region) -> Tensor(a)",
+      "autocast_dependent.optional(Tensor(a)? self, int region) -> Tensor(a)?",
+      "autocast_dependent.list(Tensor[] tensors, int region) -> Tensor[]",
+  };
+  for (const char* schema : barriers) {
+    m.def(schema);
+  }
   // What the profiling executor makes of a single-tensor smart cast whose
   // state is static, for the TensorExpr fuser (fuser_casts.h). Not in any
   // saved or rewritten graph.
@@ -97,6 +109,9 @@ TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
   m.impl("autocast_promote.three", TORCH_FN(promote3));
   m.impl("autocast_promote.four", TORCH_FN(promote4));
   m.impl("autocast_promote.list", TORCH_FN(promoteList));
+  m.impl("autocast_dependent", TORCH_FN(autocastDependent));
+  m.impl("autocast_dependent.optional", TORCH_FN(autocastDependentOptional));
+  m.impl("autocast_dependent.list", TORCH_FN(autocastDependentList));
   m.impl("fusible_to_fp16", TORCH_FN(fusibleToFp16));
   m.impl("fusible_to_fp32", TORCH_FN(fusibleToFp32));
   m.impl("autocast_to_fp16_before_loop", TORCH_FN(toFp16BeforeLoop));

@@ -16,6 +16,10 @@ struct OpenScope {
   torch::jit::Value* autocast; // the autocast object
   torch::jit::Value* guard; // output 0 of jitamp::autocast_enter
   torch::jit::Value* region; // output 1: the token of the scope's region
+  // Some path to this point may have closed it: a branch of an if, or a
+  // loop body, exited it (an early return, break or continue), another did
+  // not. Whether it is open here is known only at run time.
+  bool maybe_closed = false;
 };
 
 class OpenScopes {
@@ -24,7 +28,7 @@ class OpenScopes {
   // `node` was one of them.
   bool track(torch::jit::Node* node) {
     if (node->kind() == ops::kEnter) {
-      open_.push_back({node->input(0), node->output(0), node->output(1)});
+      open_.push_back({node->input(0), node->output(0), node->output(1), false});
       return true;
     }
     if (node->kind() == ops::kExit) {
@@ -39,7 +43,10 @@ class OpenScopes {
   // rest of that block only. After the node a scope stays closed only if
   // every branch of an if closed it: TorchScript's exit transform puts the
   // code after an early return in the other branch, so a scope left on
-  // every path is closed for what follows; a loop body may not run.
+  // every path is closed for what follows; a loop body may not run. A scope
+  // that some branch or body closed and another did not stays, marked
+  // maybe_closed: the exit transform guards what follows with ifs on its
+  // flags, whose branches may be inside the scope or after it.
   template <typename Walk>
   void walkBlocks(torch::jit::Node* node, Walk&& walk) {
     if (node->blocks().empty()) {
@@ -48,16 +55,31 @@ class OpenScopes {
     const std::vector<OpenScope> before = open_;
     std::optional<std::vector<OpenScope>> common;
     bool agree = node->kind() == c10::prim::If;
+    std::vector<const torch::jit::Value*> closed; // by some block
     for (torch::jit::Block* block : node->blocks()) {
       open_ = before;
       walk(block);
+      for (const OpenScope& scope : before) {
+        if (!holds(open_, scope.guard)) {
+          closed.push_back(scope.guard);
+        }
+      }
       if (!common) {
         common = open_;
       } else if (!sameScopes(*common, open_)) {
         agree = false;
       }
     }
-    open_ = agree && common ? *common : before;
+    if (agree && common) {
+      open_ = *common;
+      return;
+    }
+    open_ = before;
+    for (OpenScope& scope : open_) {
+      if (std::find(closed.begin(), closed.end(), scope.guard) != closed.end()) {
+        scope.maybe_closed = true;
+      }
+    }
   }
 
   // The innermost open scope, or nullptr outside any scope.
@@ -87,6 +109,14 @@ class OpenScopes {
         return;
       }
     }
+  }
+
+  static bool holds(
+      const std::vector<OpenScope>& scopes,
+      const torch::jit::Value* guard) {
+    return std::any_of(scopes.begin(), scopes.end(), [&](const OpenScope& s) {
+      return s.guard == guard;
+    });
   }
 
   static bool sameScopes(

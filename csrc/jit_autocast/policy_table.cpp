@@ -6,6 +6,7 @@
 #include <torch/csrc/jit/jit_log.h>
 
 #include <map>
+#include <set>
 #include <mutex>
 #include <unordered_map>
 
@@ -222,6 +223,77 @@ OpKernels opKernels(
   kernels.composite_implicit = handle->hasKernelForDispatchKey(
       c10::DispatchKey::CompositeImplicitAutograd);
   return kernels;
+}
+
+bool isUncastComposite(const std::string& op) {
+  static const std::set<std::string> ops = {
+      "aten::flatten.using_ints",
+      "aten::layer_norm",
+      "aten::batch_norm",
+      "aten::max_pool2d",
+      "aten::dropout",
+      "aten::reshape",
+      "aten::softmax.int",
+      "aten::adaptive_avg_pool2d",
+      "aten::to.dtype",
+      "aten::to.dtype_layout",
+      "aten::to.device",
+      "aten::to.other",
+      "aten::type_as",
+      "aten::contiguous",
+      "aten::chunk",
+      "aten::size.int",
+      "aten::dim",
+      "aten::numel",
+      "aten::is_floating_point",
+      "aten::expand_as",
+      "aten::view_as",
+      // views, shapes and scalars: no arithmetic to autocast
+      "aten::narrow",
+      "aten::unflatten.int",
+      "aten::movedim.int",
+      "aten::broadcast_tensors",
+      "aten::item",
+  };
+  return ops.count(op) != 0;
+}
+
+bool autocastMayChange(const std::string& name, const std::string& overload) {
+  const OpKernels cpu = opKernels(name, overload, c10::DeviceType::CPU);
+  if (!cpu.in_dispatcher) {
+    return false;
+  }
+  if (cpu.autocast ||
+      opKernels(name, overload, c10::DeviceType::CUDA).autocast) {
+    return true;
+  }
+  return cpu.composite_implicit &&
+      !isUncastComposite(overload.empty() ? name : name + "." + overload);
+}
+
+namespace {
+
+bool spelled(CastPolicy policy) {
+  return policy != P::None && policy != P::Banned;
+}
+
+} // namespace
+
+bool autocastMayChangeUncast(
+    const std::string& name,
+    const std::string& overload) {
+  const OpKernels cpu = opKernels(name, overload, c10::DeviceType::CPU);
+  if (!cpu.in_dispatcher) {
+    return false;
+  }
+  const OpKernels cuda = opKernels(name, overload, c10::DeviceType::CUDA);
+  const EffectivePolicy policy = effectivePolicy(name, overload);
+  const bool uncast = !cpu.composite_implicit ||
+      isUncastComposite(overload.empty() ? name : name + "." + overload);
+  const auto reaches = [&](bool kernel, CastPolicy applied) {
+    return kernel ? !spelled(applied) : !uncast;
+  };
+  return reaches(cpu.autocast, policy.cpu) || reaches(cuda.autocast, policy.cuda);
 }
 
 void overrideAutocastKernelForTesting(

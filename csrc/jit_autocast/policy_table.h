@@ -76,6 +76,35 @@ OpKernels opKernels(
     const std::string& overload,
     c10::DeviceType device);
 
+// CompositeImplicitAutograd ops without an autocast kernel whose
+// decomposition reaches no op eager autocasts on CPU or CUDA (an op that
+// has an autocast kernel on either is asked of opKernels, not of this
+// list): with the state off they compute what eager computes in any state.
+// Name with overload: "aten::flatten.using_ints". tests/test_freeze.py
+// checks each against eager.
+bool isUncastComposite(const std::string& op);
+
+// Whether eager autocast may change what an op computes, on some device:
+// it has an autocast kernel on CPU or CUDA, or a CompositeImplicitAutograd
+// kernel that is not an uncast composite (it may reach an op that has
+// one). False for ops the dispatcher does not know (TorchScript's own:
+// sizes, lists, scalars). Such an op's result depends on the thread's
+// autocast state, so it must not be computed ahead of time under another
+// state (fold_barriers.h).
+bool autocastMayChange(const std::string& name, const std::string& overload);
+
+// autocastMayChange, less what the pass's smart casts spell: on a device
+// where the op's effective policy casts (lower_precision_fp, fp32, the
+// set/append-dtype ones, promote), its autocast kernel only casts what the
+// pass casts before it, so an op without casts in front is one the kernel
+// leaves alone there (an explicit dtype, a constant already cast). What
+// is left: an autocast kernel without such a policy (no table row,
+// banned), or a composite that may reach one on a device where the op has
+// no autocast kernel of its own.
+bool autocastMayChangeUncast(
+    const std::string& name,
+    const std::string& overload);
+
 // Tests only: pretend the installed torch does (true) or does not (false)
 // have an autocast kernel for `op` on `device`; nullopt forgets it.
 void overrideAutocastKernelForTesting(

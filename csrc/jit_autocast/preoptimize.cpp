@@ -1,5 +1,6 @@
 #include "preoptimize.h"
 
+#include "fold_barriers.h"
 #include "jitamp_ir.h"
 #include "keep_loops_out_of_line.h"
 
@@ -336,6 +337,7 @@ class LoopCastHoister {
 
 std::shared_ptr<Graph> SimpleExecutorPlan(const std::shared_ptr<Graph>& plan) {
   std::shared_ptr<Graph> copy = plan->copy();
+  removeAllFoldBarriers(copy->block());
   LoopCastHoister(copy).run();
   removeKernelCasts(copy->block());
   KeepLoopsOutOfLine(copy);

@@ -56,7 +56,9 @@ std::shared_ptr<torch::jit::Graph> PreoptimizedCopy(
 // made before the op, another in the kernel, would swap them). List casts
 // are kept (their result is a new list). Fork subgraphs are left as they
 // are.
-// First, a loop's low-precision cast of a value defined before the loop is
+// The fold barriers go first (fold_barriers.h): they keep ops from
+// constant propagation, which the simple executor does not run.
+// Then a loop's low-precision cast of a value defined before the loop is
 // made once before it (jitamp::autocast_to_fp16_before_loop, see
 // LoopCastHoister in preoptimize.cpp and cast_ops.cpp for what it gives).
 // The removal can line a loop up with the node that reads its result, so

@@ -21,7 +21,10 @@
 // Code outside any scope runs in its caller's state: never static. A scope
 // for another device type does not change a device type's state; a scope
 // whose device type is not a constant might be any: beyond it, nothing is
-// static.
+// static. Nor is a device type's state where its innermost scope may have
+// been closed on some path (after an early return, break or continue in
+// it, OpenScope::maybe_closed): the code there may run inside the scope or
+// after it.
 #pragma once
 
 #include "jitamp_ir.h"
@@ -185,10 +188,30 @@ class StaticScopes {
         return std::nullopt; // might be any device type
       }
       if (*facts.device_type == device_type) {
+        if (scope->maybe_closed) {
+          return std::nullopt; // this scope's, or what is outside it
+        }
         return facts.state;
       }
     }
     return std::nullopt; // the caller's state
+  }
+
+  // The open scope of `device_type` that some path may have closed
+  // (OpenScope::maybe_closed) and that governs it here if it is open, or
+  // nullptr.
+  const OpenScope* maybeClosed(c10::DeviceType device_type) const {
+    const auto& open = scopes_.all();
+    for (auto scope = open.rbegin(); scope != open.rend(); ++scope) {
+      const ScopeFacts facts = scopeFacts(scope->guard->node());
+      if (!facts.device_type) {
+        return nullptr; // not static either way
+      }
+      if (*facts.device_type == device_type) {
+        return scope->maybe_closed ? &*scope : nullptr;
+      }
+    }
+    return nullptr;
   }
 
   // As OpenScopes::innermost.

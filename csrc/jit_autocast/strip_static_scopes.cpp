@@ -1,5 +1,6 @@
 #include "strip_static_scopes.h"
 
+#include "fold_barriers.h"
 #include "jitamp_ir.h"
 #include "policy_table.h"
 #include "static_scopes.h"
@@ -17,41 +18,6 @@ namespace jitamp {
 using namespace torch::jit;
 
 namespace {
-
-// CompositeImplicitAutograd ops without an autocast kernel whose
-// decomposition reaches no op eager autocasts on CPU: with the state off
-// they compute what eager computes under an enabled scope.
-// tests/test_freeze.py checks each against eager.
-const std::set<std::string>& decomposeUncast() {
-  static const std::set<std::string> ops = {
-      "aten::flatten.using_ints",
-      "aten::layer_norm",
-      "aten::batch_norm",
-      "aten::max_pool2d",
-      "aten::dropout",
-      "aten::reshape",
-      "aten::softmax.int",
-      "aten::adaptive_avg_pool2d",
-      "aten::to.dtype",
-      "aten::to.dtype_layout",
-      "aten::to.device",
-      "aten::to.other",
-      "aten::type_as",
-      "aten::contiguous",
-      "aten::chunk",
-      "aten::size.int",
-      "aten::dim",
-      "aten::numel",
-      "aten::is_floating_point",
-      "aten::expand_as",
-      "aten::view_as",
-  };
-  return ops;
-}
-
-bool isJitampOp(const Node* node) {
-  return std::string(node->kind().toQualString()).rfind("jitamp::", 0) == 0;
-}
 
 std::string where(const Node* node) {
   std::ostringstream out;
@@ -82,6 +48,7 @@ class StaticScopeWalk {
   std::vector<std::string> obstacles() {
     lowerings_.clear();
     obstacles_.clear();
+    reported_.clear();
     walk(graph_.block());
     return obstacles_;
   }
@@ -142,12 +109,26 @@ class StaticScopeWalk {
         continue;
       }
       scopes_.walkBlocks(node, [this](Block* sub) { walk(sub); });
+      if (const OpenScope* scope = scopes_.maybeClosed(c10::DeviceType::CPU)) {
+        if (!isJitampOp(node) && reported_.insert(scope->guard).second) {
+          obstacle(
+              node,
+              "code after an early exit (return, break, continue) from an "
+              "autocast scope, which runs in the scope or after it");
+        }
+        if (!isJitampOp(node) || isSmartCast(node)) {
+          continue;
+        }
+      }
       if (isSmartCast(node)) {
         checkCast(node);
       } else if (
           node->kind() == ops::kCacheEnabled ||
-          node->kind() == ops::kCallerRegion) {
-        // removed with the scopes
+          node->kind() == ops::kCallerRegion || isFoldBarrier(node)) {
+        // removed with the scopes (a barrier left by FoldStaticCasts keeps
+        // an op that the caller's state decides, off for this promise, or
+        // one that cannot be computed ahead of time: the executor may fold
+        // it now, in the caller's state)
       } else if (isJitampOp(node)) {
         obstacle(node, std::string(node->kind().toQualString()));
       } else if (
@@ -225,7 +206,7 @@ class StaticScopeWalk {
           return;
       }
     }
-    if (kernels.composite_implicit && !decomposeUncast().count(op)) {
+    if (kernels.composite_implicit && !isUncastComposite(op)) {
       obstacle(
           node,
           op + ": CompositeImplicitAutograd without an autocast kernel "
@@ -289,6 +270,7 @@ class StaticScopeWalk {
   }
 
   bool removeScopeOps(Block* block) {
+    const bool barriers = removeAllFoldBarriers(block); // they read regions
     std::vector<Node*> exits, regions, cache_flags, enters;
     collect(block, ops::kExit, exits);
     collect(block, ops::kCallerRegion, regions);
@@ -318,8 +300,9 @@ class StaticScopeWalk {
         removeObjectIfOnlySet(object);
       }
     }
-    return !(exits.empty() && regions.empty() && cache_flags.empty() &&
-             enters.empty());
+    return barriers ||
+        !(exits.empty() && regions.empty() && cache_flags.empty() &&
+          enters.empty());
   }
 
   // An autocast object nothing reads any more.
@@ -348,6 +331,7 @@ class StaticScopeWalk {
   StaticScopes scopes_;
   std::vector<std::pair<Node*, Lowering>> lowerings_;
   std::vector<std::string> obstacles_;
+  std::set<const Value*> reported_; // maybe-closed scopes said once
 };
 
 } // namespace
