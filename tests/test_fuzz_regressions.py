@@ -51,6 +51,10 @@ shrunk reproducer in fuzz_findings/ must compare equal to eager ("ok").
    after the scope was cast under the scope's float16. Fixed: such a scope
    is "maybe closed", and no state it might govern is static there
    (open_scopes.h; tests/test_freeze.py, EarlyExitInScope).
+13. (found with 11's fix) FoldStaticCasts folds casts again after the ops it
+   does at freezing, and reused the constants of the first round, which the
+   settling's constant propagation may have removed: a use after free
+   (freezing crashed). Fixed: each round makes its own.
 
 And differences that are TorchScript's, not jitamp's. Of forks: a forked
 task runs on another thread, whose autograd nodes get that thread's
@@ -63,6 +67,8 @@ torch.jit.wait as a RuntimeError, eager's class lost
 """
 import importlib.util
 import os
+import subprocess
+import sys
 import tempfile
 from typing import List
 
@@ -106,6 +112,15 @@ def _run(name: str):
 def test_finding_fixed(name):
     result = _run(name)
     assert result.kind == "ok", result.message
+
+
+def test_finding13_freezing_does_not_crash():
+    """In a process of its own: before the fix, freezing this program
+    crashed (a use after free) where that process started afresh."""
+    path = os.path.join(FINDINGS, "finding13_refold_after_constant_propagation.py")
+    done = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    assert "fuzz comparison: ok" in done.stdout, done.stdout[-2000:]
 
 
 def test_fork_gradient_order_is_torchscripts():

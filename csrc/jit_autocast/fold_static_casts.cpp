@@ -14,6 +14,7 @@
 #include <torch/csrc/jit/jit_log.h>
 #include <torch/csrc/jit/passes/constant_propagation.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <map>
@@ -151,31 +152,18 @@ bool sameBits(const c10::IValue& a, const c10::IValue& b) {
       return false; // quantized, sparse, ...: not compared
     }
   }
+  const auto same_elements = [](c10::ArrayRef<c10::IValue> x,
+                                 c10::ArrayRef<c10::IValue> y) {
+    return x.size() == y.size() &&
+        std::equal(x.begin(), x.end(), y.begin(), sameBits);
+  };
   if (a.isList() && b.isList()) {
-    const auto x = a.toListRef();
-    const auto y = b.toListRef();
-    if (x.size() != y.size()) {
-      return false;
-    }
-    for (size_t i = 0; i < x.size(); ++i) {
-      if (!sameBits(x[i], y[i])) {
-        return false;
-      }
-    }
-    return true;
+    return same_elements(a.toListRef(), b.toListRef());
   }
   if (a.isTuple() && b.isTuple()) {
-    const auto& x = a.toTupleRef().elements();
-    const auto& y = b.toTupleRef().elements();
-    if (x.size() != y.size()) {
-      return false;
-    }
-    for (size_t i = 0; i < x.size(); ++i) {
-      if (!sameBits(x[i], y[i])) {
-        return false;
-      }
-    }
-    return true;
+    return same_elements(
+        a.toTupleRef().elements().asArrayRef(),
+        b.toTupleRef().elements().asArrayRef());
   }
   if (a.isDouble() && b.isDouble()) {
     const double x = a.toDouble();
@@ -459,11 +447,7 @@ class DependentOpSettler {
       return scope->region;
     }
     if (caller_region_ == nullptr) {
-      WithInsertPoint guard(graph_.block()->nodes().front());
-      Node* region = graph_.create(ops::kCallerRegion, {}, 1);
-      region->output()->setType(IntType::get());
-      graph_.insertNode(region);
-      caller_region_ = region->output();
+      caller_region_ = insertCallerRegion(graph_);
     }
     return caller_region_;
   }
@@ -488,6 +472,9 @@ class CastFolder {
     // ops are done.
     for (int round = 0; round < kMaxRounds; ++round) {
       scopes_ = StaticScopes();
+      // The settler's constant propagation may have removed a constant the
+      // last round made: its results are not reused.
+      folded_.clear();
       foldInBlock(graph_.block());
       dropUnusedWeights();
       DependentOpSettler settler(graph_);

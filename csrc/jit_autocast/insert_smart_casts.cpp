@@ -206,16 +206,8 @@ class CastInserter {
       return scope->region;
     }
     if (caller_region_ == nullptr) {
-      // Our own node, at the top of the graph. An existing one is not
-      // reused: in a graph with inlined callees it may belong to code
-      // inside a scope.
-      WithInsertPoint guard(graph_.block()->nodes().front());
-      Node* region = graph_.create(ops::kCallerRegion, {}, 1);
-      region->output()->setType(IntType::get());
-      region->output()->setDebugName(loadHint("caller_region"));
-      graph_.insertNode(region);
-      maybe_constants_.record(region);
-      caller_region_ = region->output();
+      caller_region_ = insertCallerRegion(graph_);
+      maybe_constants_.record(caller_region_->node());
       changed_ = true;
     }
     return caller_region_;

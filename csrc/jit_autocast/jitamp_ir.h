@@ -81,6 +81,18 @@ inline std::string loadHint(const char* what) {
   return std::string(what) + "_needs_import_jitamp";
 }
 
+// A new jitamp::autocast_caller_region at the top of `graph`: the token of
+// the region of code outside any scope (an existing one is not reused: in
+// a graph with inlined callees it may belong to code inside a scope).
+inline torch::jit::Value* insertCallerRegion(torch::jit::Graph& graph) {
+  torch::jit::WithInsertPoint guard(graph.block()->nodes().front());
+  torch::jit::Node* region = graph.create(ops::kCallerRegion, {}, 1);
+  region->output()->setType(c10::IntType::get());
+  region->output()->setDebugName(loadHint("caller_region"));
+  graph.insertNode(region);
+  return region->output();
+}
+
 // The autocast context-manager classes as TorchScript compiles them
 // (torch.autocast, torch.amp / torch.cpu.amp / torch.cuda.amp .autocast),
 // with the name mangling of models loaded from disk stripped.
