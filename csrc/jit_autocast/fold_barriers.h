@@ -34,8 +34,9 @@
 
 #include <torch/csrc/jit/ir/ir.h>
 
+#include <algorithm>
 #include <optional>
-#include <unordered_set>
+#include <vector>
 
 namespace jitamp {
 
@@ -52,14 +53,16 @@ inline torch::jit::Value* throughBarrier(torch::jit::Value* value) {
 // followed along a walk in program order (enter() before a node's blocks,
 // record() after the node). Not: the results of jitamp ops (a barrier's
 // included), of ops constant propagation never runs (side effects other
-// than a call's, nondeterministic, in-place), of forked tasks, and what is
-// computed from those. Graph inputs and attributes may: a caller may inline
+// than a call's, in-place), of forked tasks, and what is computed from
+// those. (Nondeterministic ops count as may: asking costs a SchemaInfo per
+// node, and a barrier too many only costs an op.) Graph inputs and attributes may: a caller may inline
 // the graph with constants, freezing makes attributes constants (a frozen
 // module, too, may be called by a module that is frozen later).
 class MaybeConstants {
  public:
   bool maybe(const torch::jit::Value* value) const {
-    return runtime_.count(value) == 0;
+    const size_t id = value->unique();
+    return id >= runtime_.size() || !runtime_[id];
   }
 
   // Before `node`'s blocks are walked: a loop body's inputs.
@@ -75,7 +78,7 @@ class MaybeConstants {
     }
     for (torch::jit::Block* block : node->blocks()) {
       for (torch::jit::Value* input : block->inputs()) {
-        runtime_.insert(input);
+        setIf(input, false);
       }
     }
   }
@@ -109,16 +112,19 @@ class MaybeConstants {
       }
       return;
     }
-    // A call's result is its callee's, which freezing inlines.
-    const bool call = kind == prim::CallFunction || kind == prim::CallMethod;
-    bool may = (call || !node->hasSideEffects()) && node->blocks().empty() &&
-        !hasTaskSubgraph(node) && !isJitampOp(node);
-    if (may) {
-      const torch::jit::FunctionSchema* schema = node->maybeSchema();
-      may = !(schema && schema->is_mutable()) && !node->isNondeterministic();
-    }
+    // The inputs first: most results computed from a cast's are settled
+    // there, before the questions that cost more.
+    bool may = node->blocks().empty();
     for (size_t i = 0; may && i < node->inputs().size(); ++i) {
       may = maybe(node->input(i));
+    }
+    // A call's result is its callee's, which freezing inlines.
+    const bool call = kind == prim::CallFunction || kind == prim::CallMethod;
+    may = may && !hasTaskSubgraph(node) && !isJitampOp(node) &&
+        (call || !node->hasSideEffects());
+    if (may) {
+      const torch::jit::FunctionSchema* schema = node->maybeSchema();
+      may = !(schema && schema->is_mutable());
     }
     for (torch::jit::Value* output : node->outputs()) {
       setIf(output, may);
@@ -127,14 +133,19 @@ class MaybeConstants {
 
  private:
   void setIf(const torch::jit::Value* value, bool may) {
-    if (may) {
-      runtime_.erase(value);
-    } else {
-      runtime_.insert(value);
+    const size_t id = value->unique();
+    if (id >= runtime_.size()) {
+      if (may) {
+        return;
+      }
+      runtime_.resize(std::max<size_t>(id + 1, 2 * runtime_.size()), false);
     }
+    runtime_[id] = !may;
   }
 
-  std::unordered_set<const torch::jit::Value*> runtime_;
+  // By Value::unique() (dense within a graph): cheaper than a hash set,
+  // at one look per input of every node of the pass.
+  std::vector<bool> runtime_;
 };
 
 // The input of `node` a barrier goes on: the first Tensor, else the first

@@ -283,13 +283,13 @@ class DependentOpSettler {
       return false;
     }
     const FunctionSchema* schema = node->maybeSchema();
-    if (schema == nullptr || schema->is_mutable() ||
-        node->isNondeterministic() || written_.count(node) != 0) {
-      return false; // constant propagation never runs it either
+    if (schema == nullptr || schema->is_mutable()) {
+      return false;
     }
     const Reach reach = reachOf(*schema);
-    if (!reach.may_change) {
-      return false;
+    if (!reach.may_change || written_.count(node) != 0 ||
+        node->isNondeterministic()) {
+      return false; // (constant propagation never runs the last two either)
     }
     bool constant = true;
     for (Value* input : node->inputs()) {

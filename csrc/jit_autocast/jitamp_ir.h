@@ -6,6 +6,7 @@
 #include <torch/custom_class_detail.h>
 
 #include <string>
+#include <unordered_map>
 
 namespace jitamp {
 
@@ -54,11 +55,18 @@ inline c10::TypePtr jitampClass(const std::string& name) {
   return type;
 }
 
-// Whether `node` is one of jitamp's ops.
+// Whether `node` is one of jitamp's ops. (Symbol::ns() takes the interned
+// strings' lock: asked once per kind and thread.)
 inline bool isJitampOp(const torch::jit::Node* node) {
   static const c10::Symbol jitamp =
       c10::Symbol::fromQualString("namespaces::jitamp");
-  return node->kind().ns() == jitamp;
+  thread_local std::unordered_map<c10::Symbol, bool> known;
+  const c10::Symbol kind = node->kind();
+  auto it = known.find(kind);
+  if (it == known.end()) {
+    it = known.emplace(kind, kind.ns() == jitamp).first;
+  }
+  return it->second;
 }
 
 inline bool isSmartCast(const torch::jit::Node* node) {
