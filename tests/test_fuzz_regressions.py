@@ -55,6 +55,12 @@ shrunk reproducer in fuzz_findings/ must compare equal to eager ("ok").
    does at freezing, and reused the constants of the first round, which the
    settling's constant propagation may have removed: a use after free
    (freezing crashed). Fixed: each round makes its own.
+14. (open; torch.jit.freeze's doing, before this change too) A frozen
+   model does not raise where eager raises in dead code: under a caller's
+   float16 CPU autocast, a bmm whose result nothing reads raises eager's
+   "expected scalar type Half but found Float"; freezing's dead code
+   elimination removed it (the unfrozen jitamp function raises as eager).
+   The test asserts the difference, so it fails once it is fixed.
 
 And differences that are TorchScript's, not jitamp's. Of forks: a forked
 task runs on another thread, whose autograd nodes get that thread's
@@ -121,6 +127,14 @@ def test_finding13_freezing_does_not_crash():
     done = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     assert "fuzz comparison: ok" in done.stdout, done.stdout[-2000:]
+
+
+def test_frozen_model_drops_dead_code_that_raises():
+    """finding14 (open, above): the fuzzer reports the frozen model's
+    missing error."""
+    result = _run("finding14_frozen_drops_dead_code_that_raises.py")
+    assert result.kind == "frozen-mismatch:error", (result.kind, result.message)
+    assert "expected scalar type Half but found Float" in result.message
 
 
 def test_fork_gradient_order_is_torchscripts():
