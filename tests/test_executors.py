@@ -58,14 +58,78 @@ def test_executor_matches_eager(name, profiling_executor):
     with executor(name):
         scripted = script(copy.deepcopy(model), profiling_executor=profiling_executor)
         flags = lambda i: (x, i % 3 != 0)  # noqa: E731
-        # Inference on both; training only where jitamp controls autograd
-        # (the profiling executor's symbolic autodiff is not eager-exact).
         with torch.no_grad():
             check_against_eager(model, (x, True), scripted=scripted, args_for_call=flags)
             check_against_eager(model, (x, True), scripted=scripted, args_for_call=flags,
                                 outer=cpu_autocast(torch.float16))
-        if not profiling_executor:
-            check_against_eager(model, (x, True), scripted=scripted, args_for_call=flags, grad=True)
+        # Training too: with profiling_executor=True, TorchScript's symbolic
+        # autodiff, whose differentiable subgraphs end at jitamp's casts and
+        # at the results of low-precision ops (ProfilingExecutorPlan).
+        check_against_eager(model, (x, True), scripted=scripted, args_for_call=flags, grad=True)
+
+
+class Residual(nn.Module):
+    """Mixed dtypes meet inside what symbolic autodiff would make one
+    differentiable subgraph: a float32 residual plus a bfloat16 linear's
+    result, plus a bfloat16 matmul of a float32 softmax's result."""
+
+    def __init__(self):
+        super().__init__()
+        self.up, self.down = nn.Linear(8, 16), nn.Linear(16, 8)
+
+    def forward(self, x, flag: bool):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=flag):
+            h = x + self.down(torch.relu(self.up(x)))
+            a = torch.softmax(torch.mm(h, h.t()), -1)
+            y = h + torch.mm(a, h)
+        return y
+
+
+class ConvNorm(nn.Module):
+    """A batch norm between a bfloat16 conv and a float32 residual: the
+    norm's backward, in the conv's subgraph, must get the residual's
+    gradient cast to bfloat16."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 2, 3, padding=1)
+        self.bn = nn.BatchNorm2d(2)
+
+    def forward(self, x, flag: bool):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=flag):
+            y = x + self.bn(self.conv(x))
+        return y
+
+
+def _profiling_training(model, x, name, **tolerance):
+    with executor(name):
+        scripted = script(copy.deepcopy(model), profiling_executor=True)
+        check_against_eager(model, (x, True), scripted=scripted, grad=True,
+                            args_for_call=lambda i: (x, i % 3 != 0), **tolerance)
+        check_against_eager(model, (x, True), scripted=scripted, grad=True,
+                            outer=cpu_autocast(torch.float16), **tolerance)
+
+
+@pytest.mark.parametrize("name", EXECUTORS)
+def test_profiling_executor_training_matches_eager(name):
+    """jitamp.enable(profiling_executor=True) in training. TorchScript's
+    symbolic autodiff passed add's float32 gradient to the backward of
+    linear, or of a batch norm after a bfloat16 conv, uncast ("expected m1
+    and m2 to have the same dtype"). With ProfilingExecutorPlan's
+    boundaries, eager's engine casts it as in eager: gradients are eager's,
+    bitwise, where no value is read twice in a subgraph."""
+    torch.manual_seed(0)
+    _profiling_training(ConvNorm(), torch.randn(1, 2, 4, 4), name)
+
+
+@pytest.mark.parametrize("name", EXECUTORS)
+def test_profiling_executor_training_sums_in_its_order(name):
+    """A value read by several ops of one differentiable subgraph (h, below
+    a residual, in the attention) gets its gradient summed in the
+    subgraph's order, not eager's engine's: low bits differ (bfloat16's
+    rounding), dtypes are eager's."""
+    torch.manual_seed(0)
+    _profiling_training(Residual(), torch.randn(4, 8), name, grad_exact=False, rtol=0.02, atol=0.02)
 
 
 def test_optimized_graph_keeps_smart_casts_after_profiling():

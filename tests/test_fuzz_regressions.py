@@ -55,12 +55,15 @@ shrunk reproducer in fuzz_findings/ must compare equal to eager ("ok").
    does at freezing, and reused the constants of the first round, which the
    settling's constant propagation may have removed: a use after free
    (freezing crashed). Fixed: each round makes its own.
-14. (open; torch.jit.freeze's doing, before this change too) A frozen
-   model does not raise where eager raises in dead code: under a caller's
-   float16 CPU autocast, a bmm whose result nothing reads raises eager's
-   "expected scalar type Half but found Float"; freezing's dead code
-   elimination removed it (the unfrozen jitamp function raises as eager).
-   The test asserts the difference, so it fails once it is fixed.
+14. (TorchScript's, not jitamp's) A frozen model does not raise where
+   eager raises in dead code: under a caller's float16 CPU autocast, a bmm
+   whose result nothing reads raises eager's "expected scalar type Half
+   but found Float"; once freezing had folded the casts of its static
+   scope, dead code elimination removed the loop around it. Plain
+   TorchScript never runs an op nothing reads either (scripted or frozen,
+   without autocast): the runner reports such an error, where every op of
+   the line eager raises on is dead in the program scripted without
+   jitamp, as "known:dead-code".
 
 And differences that are TorchScript's, not jitamp's. Of forks: a forked
 task runs on another thread, whose autograd nodes get that thread's
@@ -129,12 +132,97 @@ def test_finding13_freezing_does_not_crash():
     assert "fuzz comparison: ok" in done.stdout, done.stdout[-2000:]
 
 
-def test_frozen_model_drops_dead_code_that_raises():
-    """finding14 (open, above): the fuzzer reports the frozen model's
-    missing error."""
+def test_dead_code_error_recognized():
+    """finding14: the frozen model does not raise eager's error from dead
+    code (TorchScript's, below): reported as "known:dead-code"."""
     result = _run("finding14_frozen_drops_dead_code_that_raises.py")
-    assert result.kind == "frozen-mismatch:error", (result.kind, result.message)
+    assert result.kind == "known:dead-code", (result.kind, result.message)
     assert "expected scalar type Half but found Float" in result.message
+
+
+class _DeadMismatch(torch.nn.Module):
+    def forward(self, a: torch.Tensor) -> torch.Tensor:
+        for _ in range(2):
+            b = torch.mm(a, torch.ones(3, 5))  # nothing reads b
+        return a
+
+
+def test_dead_code_error_is_torchscripts():
+    """Plain TorchScript (no jitamp, no autocast) never runs an op whose
+    result nothing reads, so it does not raise its error: scripted and
+    frozen alike, where eager raises."""
+    def dead(a: torch.Tensor) -> torch.Tensor:
+        b = torch.mm(a, torch.ones(3, 5))  # noqa: F841
+        return a
+
+    a = torch.ones(4, 4)
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        dead(a)
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        _DeadMismatch()(a)
+    assert oracle.script_without_jitamp(dead)(a) is not None
+    jitamp.disable()
+    try:
+        scripted = torch.jit.script(_DeadMismatch())
+    finally:
+        jitamp.enable()
+    assert torch.equal(torch.jit.freeze(scripted.eval())(a), a)
+
+
+_LIVENESS = """
+import torch
+from typing import List
+
+
+class M(torch.nn.Module):
+    def forward(self, x: torch.Tensor, flag: bool) -> List[torch.Tensor]:
+        sink: List[torch.Tensor] = []
+        returned = x.cos()
+        carried = x
+        for _ in range(2):
+            carried = carried.neg()
+            only_by_dead = carried.sqrt()
+            carried = carried + only_by_dead
+        kept = x
+        for _ in range(2):
+            kept = kept.neg()
+            sink.append(x.tan())
+            if bool(x.sum() > 0):
+                print(x.abs())
+        gone = x.sin()
+        return [returned] + sink
+"""
+
+
+def test_live_lines(tmp_path):
+    """The runner's liveness of source lines (what TorchScript's dead code
+    elimination keeps), which decides "known:dead-code"."""
+    from jitamp.fuzz.runner import _live_lines, load_source, unload
+
+    jitamp.disable()
+    try:
+        module = load_source(_LIVENESS, str(tmp_path), "liveness")
+        graph = torch.jit.script(module.M()).forward.graph.copy()
+    finally:
+        jitamp.enable()
+    torch._C._jit_pass_inline(graph)
+    lines = _live_lines(graph, module.__file__)
+    unload(module)
+    source = _LIVENESS.split("\n")
+    live = {source[n - 1].strip().split(" ")[0]: alive for n, alive in lines.items()}
+    assert live["returned"] is True
+    # a loop whose carried value nothing reads after it, and what it reads
+    assert live["carried"] is False
+    assert live["only_by_dead"] is False
+    # a loop with effects: all it carries counts as live (TorchScript's dead
+    # code elimination would drop `kept`: the check errs toward live)
+    assert live["kept"] is True
+    assert live["sink.append(x.tan())"] is True  # a write to a returned list
+    assert live["if"] is True  # the condition of an if that prints
+    assert live["print(x.abs())"] is True
+    # TorchScript's front end removed this one already (outside the with
+    # block): no node, so no say (the runner's check counts it live)
+    assert "gone" not in live
 
 
 def test_fork_gradient_order_is_torchscripts():

@@ -123,10 +123,12 @@ bool holdsJitampsExecutor(GraphFunction& graph_function) {
 // installOptimizedGraph and, for the simple executor, the executor itself:
 // built from SimpleExecutorPlan (preoptimize.h), in every slot, before
 // TorchScript would build one from the optimized graph at the first call.
-// (For the profiling executor TorchScript builds it then.)
+// (For the profiling executor TorchScript builds it then, from the
+// optimized graph with ProfilingExecutorPlan's autodiff boundaries.)
 void installPlan(GraphFunction& graph_function, bool simple_executor) {
   installOptimizedGraph(graph_function);
   if (!simple_executor) {
+    ProfilingExecutorPlan((graph_function.*get(OptimizedGraphsTag())).front());
     return;
   }
   const GraphExecutor executor(
@@ -202,15 +204,18 @@ class FunctionRewriter {
       // an eager autocast), even after jitamp.disable() turns it back on.
       graph_function._set_ignore_amp(true);
       // TorchScript's symbolic autodiff (differentiable subgraphs, built by
-      // the profiling executor) passes gradients between ops without
-      // casting them to each input's dtype as eager's autograd engine does:
-      // with mixed precision, `x + linear(x)` fails in backward ("expected
-      // m1 and m2 to have the same dtype"), and where it runs, gradients
-      // differ from eager's. The simple executor records each op with
-      // eager's autograd.
-      graph_function._set_initial_executor_execution_mode(
-          options_.simple_executor ? ExecutorExecutionMode::SIMPLE
-                                   : ExecutorExecutionMode::PROFILING);
+      // the profiling and the legacy executor) sums gradients in its own
+      // order and runs an op's backward on the gradient its consumer gives,
+      // uncast (ProfilingExecutorPlan): gradients may differ from eager's
+      // in low bits. The simple executor records each op with eager's
+      // autograd. Otherwise the executor is TorchScript's choice: forcing
+      // the profiling one where the process has turned it off
+      // (torch._C._jit_set_profiling_executor(False)) gave a hybrid whose
+      // fallback functions are legacy executors, which crashed in training.
+      if (options_.simple_executor) {
+        graph_function._set_initial_executor_execution_mode(
+            ExecutorExecutionMode::SIMPLE);
+      }
     }
     if (!has_run && RewriteAutocast(graph)) {
       changed_.push_back(function.qualname().qualifiedName());

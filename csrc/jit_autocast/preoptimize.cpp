@@ -3,6 +3,7 @@
 #include "fold_barriers.h"
 #include "jitamp_ir.h"
 #include "keep_loops_out_of_line.h"
+#include "policy_table.h"
 
 #include <torch/csrc/jit/ir/alias_analysis.h>
 #include <torch/csrc/jit/ir/ir.h>
@@ -16,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -333,7 +335,158 @@ class LoopCastHoister {
   std::optional<std::unordered_set<std::string>> set_attributes_;
 };
 
+// Puts boundaries (jitamp::autocast_dependent, an identity symbolic
+// autodiff has no formula for) where a value that may be in lower
+// precision meets another tensor: see ProfilingExecutorPlan.
+class AutodiffBoundaries {
+ public:
+  explicit AutodiffBoundaries(Graph& graph) : graph_(graph) {}
+
+  void run() {
+    // Which values may be in lower precision, to a fixed point (a loop
+    // carries what its body makes).
+    size_t before = 0;
+    do {
+      before = lower_.size();
+      mark(graph_.block());
+    } while (lower_.size() != before);
+    guard(graph_.block());
+  }
+
+ private:
+  // A value may be in lower precision if a jitamp cast to it, or an op the
+  // policy runs in lower precision behind smart casts, made it, or any op
+  // (an if, a loop) read one to make it. A float32 cast's result is not.
+  void mark(Block* block) {
+    for (Node* node : block->nodes()) {
+      if (node->kind() == prim::Loop) {
+        Block* body = node->blocks().at(0);
+        for (size_t j = 2; j < node->inputs().size(); ++j) {
+          if (lower(node->input(j)) || lower(body->outputs()[j - 1])) {
+            lower_.insert(body->inputs()[j - 1]);
+          }
+        }
+      }
+      for (Block* sub : node->blocks()) {
+        mark(sub);
+      }
+      if (node->kind() == ops::kToFp32) {
+        continue;
+      }
+      bool any = node->kind() == ops::kToFp16 || lowPrecisionOp(node);
+      for (size_t i = 0; !any && i < node->inputs().size(); ++i) {
+        any = lower(node->input(i));
+      }
+      for (size_t b = 0; !any && b < node->blocks().size(); ++b) {
+        for (const Value* output : node->blocks()[b]->outputs()) {
+          any = any || lower(output);
+        }
+      }
+      if (any) {
+        for (const Value* output : node->outputs()) {
+          lower_.insert(output);
+        }
+      }
+    }
+  }
+
+  bool lower(const Value* value) const {
+    return lower_.count(value) != 0;
+  }
+
+  // An op the policy runs in lower precision on some device type, behind a
+  // smart cast.
+  bool lowPrecisionOp(const Node* node) {
+    if (isJitampOp(node) || !node->blocks().empty()) {
+      return false;
+    }
+    const FunctionSchema* schema = node->maybeSchema();
+    if (schema == nullptr) {
+      return false;
+    }
+    auto it = policy_.find(schema);
+    if (it == policy_.end()) {
+      const EffectivePolicy policy =
+          effectivePolicy(schema->name(), schema->overload_name());
+      it = policy_
+               .emplace(
+                   schema,
+                   policy.cpu == CastPolicy::LowerPrecisionFp ||
+                       policy.cuda == CastPolicy::LowerPrecisionFp)
+               .first;
+    }
+    if (!it->second) {
+      return false;
+    }
+    for (const Value* input : node->inputs()) {
+      if (isSmartCast(input->node())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Each op (not jitamp's) that reads two tensors or more reads those of
+  // them that may be in lower precision through a boundary, unless a
+  // jitamp op made them (a boundary already).
+  void guard(Block* block) {
+    for (Node* node : block->nodes()) {
+      for (Block* sub : node->blocks()) {
+        guard(sub);
+      }
+      if (isJitampOp(node) || !node->blocks().empty()) {
+        continue;
+      }
+      size_t tensors = 0;
+      for (const Value* input : node->inputs()) {
+        tensors += input->type()->kind() == TypeKind::TensorType ? 1 : 0;
+      }
+      if (tensors < 2) {
+        continue;
+      }
+      for (size_t i = 0; i < node->inputs().size(); ++i) {
+        Value* input = node->input(i);
+        if (input->type()->kind() == TypeKind::TensorType && lower(input) &&
+            !isJitampOp(input->node())) {
+          node->replaceInput(i, boundaryOf(input));
+        }
+      }
+    }
+  }
+
+  // One boundary per value, right after it is made.
+  Value* boundaryOf(Value* value) {
+    auto it = boundaries_.find(value);
+    if (it != boundaries_.end()) {
+      return it->second;
+    }
+    if (region_ == nullptr) {
+      region_ = insertCallerRegion(graph_);
+    }
+    Node* boundary = graph_.create(ops::kDependent, {value, region_}, 1);
+    boundary->output()->setType(value->type());
+    boundary->setSourceRange(value->node()->sourceRange());
+    if (value->node()->kind() == prim::Param) {
+      boundary->insertBefore(value->node()->owningBlock()->nodes().front());
+    } else {
+      boundary->insertAfter(value->node());
+    }
+    boundaries_.emplace(value, boundary->output());
+    return boundary->output();
+  }
+
+  Graph& graph_;
+  std::unordered_set<const Value*> lower_;
+  std::unordered_map<Value*, Value*> boundaries_;
+  std::unordered_map<const FunctionSchema*, bool> policy_;
+  Value* region_ = nullptr;
+};
+
 } // namespace
+
+void ProfilingExecutorPlan(const std::shared_ptr<Graph>& plan) {
+  AutodiffBoundaries(*plan).run();
+}
 
 std::shared_ptr<Graph> SimpleExecutorPlan(const std::shared_ptr<Graph>& plan) {
   std::shared_ptr<Graph> copy = plan->copy();

@@ -66,4 +66,21 @@ std::shared_ptr<torch::jit::Graph> PreoptimizedCopy(
 std::shared_ptr<torch::jit::Graph> SimpleExecutorPlan(
     const std::shared_ptr<torch::jit::Graph>& plan);
 
+// What the profiling (or legacy) executor compiles: function_rewrite.cpp
+// edits the installed PreoptimizedCopy in place, which callers then inline.
+// Its symbolic autodiff (differentiable subgraphs) passes a gradient between
+// two ops of one subgraph without casting it to the dtype of the value it
+// is the gradient of, which eager's autograd engine does at every edge: in
+// `x + linear(x)` under bfloat16, linear's backward got add's float32
+// gradient and failed ("expected m1 and m2 to have the same dtype"; plain
+// TorchScript too). So a value that may be in lower precision (made by a
+// jitamp cast to it or by an op the policy runs in lower precision, or
+// computed from those) is read through `jitamp::autocast_dependent`, an
+// identity the autodiff has no formula for, by each op that reads two
+// tensors or more: the subgraph ends there, and eager's engine casts the
+// gradient that crosses it. (jitamp's casts end subgraphs already.)
+// FoldStaticCasts removes these in frozen graphs (no input of theirs is a
+// constant), and the simple executor's plan drops them.
+void ProfilingExecutorPlan(const std::shared_ptr<torch::jit::Graph>& plan);
+
 } // namespace jitamp

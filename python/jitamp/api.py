@@ -48,11 +48,15 @@ def enable(*, profiling_executor: bool = False) -> _Enabled:
 
     Rewritten functions run on TorchScript's simple executor, which records
     each op with eager's autograd, so gradients are eager's.
-    `profiling_executor=True` keeps the profiling executor (profile-guided
-    optimizations, fusers, symbolic autodiff): faster in some inference
-    workloads, but its symbolic autodiff does not cast gradients between
-    ops of different dtypes as eager does, so mixed-precision backward can
-    fail or differ from eager.
+    `profiling_executor=True` leaves the executor to TorchScript (the
+    profiling one: profile-guided optimizations, fusers, symbolic
+    autodiff; or the legacy one where the process turned it off): faster
+    in some inference workloads. Its symbolic autodiff casts no gradient
+    between ops of different dtypes; jitamp ends a differentiable
+    subgraph wherever a low-precision value meets another tensor, so
+    eager's engine casts those, but gradients of a value read several
+    times in one subgraph are summed in another order than eager's (low
+    bits may differ).
     """
     global _state
     with _lock:

@@ -45,7 +45,9 @@ Known deviations (docs/design.md, the xfails) are avoided by the generator:
   use only autocast objects jitamp can name (no conditionally chosen
   object; no `as` name where eager binds it to None).
 TorchScript's own differences are recognized by the runner: dead code
-(every value goes to a returned `sink` list), errors of `@torch.jit.script`
+(every value goes to a returned `sink` list; an error eager raises on a
+line whose ops are all dead in the program scripted without jitamp, which
+TorchScript never runs, is "known:dead-code"), errors of `@torch.jit.script`
 callees called eagerly and of `@torch.jit.ignore` functions (unwrapped),
 autograd node names in in-place errors (MulBackward0/1), gradient summation
 order of forked tasks (compared with a tolerance, and beyond it reported
