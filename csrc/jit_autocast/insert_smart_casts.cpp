@@ -139,7 +139,7 @@ class CastInserter {
     if (schema == nullptr) {
       return;
     }
-    const EffectivePolicy policy = policyOf(*schema);
+    const EffectivePolicy policy = policies_.of(*schema);
     if (policy.cpu == policy.cuda) {
       applyPolicy(node, *schema, policy.cpu, "cpu,cuda");
     } else {
@@ -184,20 +184,6 @@ class CastInserter {
       case CastPolicy::Banned: // eager's dispatcher raises, as in eager
         return;
     }
-  }
-
-  // The policy table's row for `schema`, looked up once per operator (the
-  // table's lookup takes a lock and builds the qualified name).
-  EffectivePolicy policyOf(const FunctionSchema& schema) {
-    auto it = policies_.find(&schema);
-    if (it == policies_.end()) {
-      it = policies_
-               .emplace(
-                   &schema,
-                   effectivePolicy(schema.name(), schema.overload_name()))
-               .first;
-    }
-    return it->second;
   }
 
   // The token of the region at the current point of the walk.
@@ -367,7 +353,7 @@ class CastInserter {
   StaticScopes scopes_;
   Value* caller_region_ = nullptr;
   std::map<std::string, Value*> devices_constants_;
-  std::unordered_map<const FunctionSchema*, EffectivePolicy> policies_;
+  PolicyCache policies_;
   std::unordered_map<const FunctionSchema*, bool> may_change_;
   MaybeConstants maybe_constants_;
   // TorchScript's log check builds three strings from the file name at

@@ -15,11 +15,13 @@
 // (PYTORCH_JIT_LOG_LEVEL='>>policy_table', and `jitamp table`).
 #pragma once
 
+#include <ATen/core/function_schema.h>
 #include <c10/core/DeviceType.h>
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace jitamp {
@@ -46,6 +48,26 @@ struct EffectivePolicy {
 EffectivePolicy effectivePolicy(
     const std::string& name,
     const std::string& overload);
+
+// effectivePolicy by an op's schema, looked up once per operator and pass
+// (the table's lookup takes a lock and builds the qualified name).
+class PolicyCache {
+ public:
+  EffectivePolicy of(const c10::FunctionSchema& schema) {
+    auto it = policies_.find(&schema);
+    if (it == policies_.end()) {
+      it = policies_
+               .emplace(
+                   &schema,
+                   effectivePolicy(schema.name(), schema.overload_name()))
+               .first;
+    }
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<const c10::FunctionSchema*, EffectivePolicy> policies_;
+};
 
 // One table row, for listings and checks.
 struct TableRow {

@@ -397,25 +397,14 @@ class AutodiffBoundaries {
   // An op the policy runs in lower precision on some device type, behind a
   // smart cast.
   bool lowPrecisionOp(const Node* node) {
-    if (isJitampOp(node) || !node->blocks().empty()) {
-      return false;
-    }
-    const FunctionSchema* schema = node->maybeSchema();
+    const FunctionSchema* schema =
+        node->kind().is_aten() ? node->maybeSchema() : nullptr;
     if (schema == nullptr) {
       return false;
     }
-    auto it = policy_.find(schema);
-    if (it == policy_.end()) {
-      const EffectivePolicy policy =
-          effectivePolicy(schema->name(), schema->overload_name());
-      it = policy_
-               .emplace(
-                   schema,
-                   policy.cpu == CastPolicy::LowerPrecisionFp ||
-                       policy.cuda == CastPolicy::LowerPrecisionFp)
-               .first;
-    }
-    if (!it->second) {
+    const EffectivePolicy policy = policies_.of(*schema);
+    if (policy.cpu != CastPolicy::LowerPrecisionFp &&
+        policy.cuda != CastPolicy::LowerPrecisionFp) {
       return false;
     }
     for (const Value* input : node->inputs()) {
@@ -426,15 +415,15 @@ class AutodiffBoundaries {
     return false;
   }
 
-  // Each op (not jitamp's) that reads two tensors or more reads those of
-  // them that may be in lower precision through a boundary, unless a
-  // jitamp op made them (a boundary already).
+  // Each aten op (what symbolic autodiff differentiates) that reads two
+  // tensors or more reads those of them that may be in lower precision
+  // through a boundary, unless a jitamp op made them (a boundary already).
   void guard(Block* block) {
     for (Node* node : block->nodes()) {
       for (Block* sub : node->blocks()) {
         guard(sub);
       }
-      if (isJitampOp(node) || !node->blocks().empty()) {
+      if (!node->kind().is_aten()) {
         continue;
       }
       size_t tensors = 0;
@@ -478,7 +467,7 @@ class AutodiffBoundaries {
   Graph& graph_;
   std::unordered_set<const Value*> lower_;
   std::unordered_map<Value*, Value*> boundaries_;
-  std::unordered_map<const FunctionSchema*, bool> policy_;
+  PolicyCache policies_;
   Value* region_ = nullptr;
 };
 

@@ -109,6 +109,21 @@ def jitamp_enabled(on: bool):
             jitamp.disable()
 
 
+@contextlib.contextmanager
+def scripted_without_jitamp(source: str, directory: str, stem: str):
+    """The program imported afresh with jitamp disabled, and its build()
+    scripted: yields (module, scripted), jitamp still disabled; unloads the
+    module after."""
+    plain = None
+    try:
+        with jitamp_enabled(False):
+            plain = load_source(source, directory, stem)
+            yield plain, torch.jit.script(plain.build())
+    finally:
+        if plain is not None:
+            unload(plain)
+
+
 def make_outer(spec: Any):
     if spec is None:
         return None
@@ -218,16 +233,11 @@ def _compare_frozen(obj, scripted, module, source, directory, stem) -> tuple[str
         frozen = torch.jit.freeze(scripted)
     except Exception as exc:
         message = f"{type(exc).__name__}: {exc}"
-        plain = None
         try:  # does TorchScript's freeze take the module scripted without jitamp?
-            with jitamp_enabled(False):
-                plain = load_source(source, directory, stem + "_plain_freeze")
-                torch.jit.freeze(torch.jit.script(plain.build()).eval())
+            with scripted_without_jitamp(source, directory, stem + "_plain_freeze") as (_, plain):
+                torch.jit.freeze(plain.eval())
         except Exception:
             return None  # TorchScript's own limit
-        finally:
-            if plain is not None:
-                unload(plain)
         return "freeze", message
     try:
         _compare(obj, frozen, module, frozen=True)
@@ -348,18 +358,13 @@ def _raises_in_dead_code(obj, module, source, directory, stem) -> bool:
     line = _raising_line(obj, module)
     if line is None:
         return False
-    plain = None
     try:
-        with jitamp_enabled(False):
-            plain = load_source(source, directory, stem + "_dead_code")
-            graph = torch.jit.script(plain.build()).forward.graph.copy()
-        torch._C._jit_pass_inline(graph)
-        lines = _live_lines(graph, plain.__file__)
+        with scripted_without_jitamp(source, directory, stem + "_dead_code") as (plain, scripted):
+            graph = scripted.forward.graph.copy()
+            torch._C._jit_pass_inline(graph)
+            lines = _live_lines(graph, plain.__file__)
     except Exception:
         return False
-    finally:
-        if plain is not None:
-            unload(plain)
     return lines.get(line) is False
 
 
@@ -491,10 +496,8 @@ def _run_source(source: str, directory: str, stem: str, save: bool | None) -> Re
     except Exception as exc:  # does it script without jitamp?
         message = f"{type(exc).__name__}: {exc}"
         try:
-            with jitamp_enabled(False):
-                plain = load_source(source, directory, stem + "_plain")
-                torch.jit.script(plain.build())
-            unload(plain)
+            with scripted_without_jitamp(source, directory, stem + "_plain"):
+                pass
         except Exception as plain_exc:
             if "decorator is not supported in script mode" in str(plain_exc):
                 # `@torch.autocast` on a function: jitamp-only syntax
