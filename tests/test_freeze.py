@@ -419,6 +419,103 @@ def test_standalone_has_no_jitamp_op_and_matches_eager(cls):
         oracle.assert_same(expected, frozen(*args), what=str(dtype))
 
 
+class LinearOfInputs(nn.Module):
+    def forward(self, x: Tensor, w: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return torch.nn.functional.linear(x, w)
+
+
+class LinearOfWeight(nn.Module):
+    def __init__(self, w: Tensor):
+        super().__init__()
+        self.w = nn.Parameter(w, requires_grad=False)
+
+    def forward(self, x: Tensor, w: Tensor) -> Tensor:  # w: unused
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return torch.nn.functional.linear(x, self.w)
+
+
+def _dense(t):
+    return t.to_dense() if t.is_mkldnn else t
+
+
+@pytest.mark.parametrize("kind", [
+    "float32", "float16", "bfloat16", "float64", "int64", "complex64", "mixed",
+    "mkldnn", "mkldnn_x", "mkldnn_w", "mkldnn_x_frozen_w", "mkldnn_w_frozen"])
+def test_standalone_cast_is_eagers_for_every_input(kind):
+    # The lowered cast (strip_static_scopes.cpp) decides eligibility with
+    # stock ops: floating, not float64, on CPU (MKLDNN tensors are CPU
+    # tensors). Eager, on the same inputs, is the expectation; both
+    # arguments are graph inputs, so no cast is folded.
+    # MKLDNN tensors carry no autocast key: eager casts them only where
+    # another tensor of the op does (carriesAutocastKey, cast_ops.h); with
+    # a frozen dense weight the lowering knows that ahead ("_frozen_w").
+    torch.manual_seed(0)
+    x, w = torch.randn(4, 8), torch.randn(6, 8)
+    model = LinearOfInputs().eval()
+    if kind.startswith("mkldnn"):
+        x = x.to_mkldnn() if kind in ("mkldnn", "mkldnn_x", "mkldnn_x_frozen_w") else x
+        w = w.to_mkldnn() if kind in ("mkldnn", "mkldnn_w", "mkldnn_w_frozen") else w
+        if kind.endswith("frozen_w") or kind.endswith("_frozen"):
+            model = LinearOfWeight(w).eval()
+    elif kind == "mixed":
+        x, w = x.half(), w.double()
+    else:
+        dtype = getattr(torch, kind)
+        x, w = (x * 4).to(dtype), (w * 4).to(dtype)
+    with torchscript_deprecation_ignored():
+        frozen = jitamp.freeze(oracle.script(model), standalone=True)
+    assert "jitamp" not in frozen.code
+    assert_same_as_eager(model, frozen, (x, w))
+
+
+def assert_same_as_eager(model, scripted, args, calls=3):
+    """Outputs (dtype, layout, values) or errors (type, message), MKLDNN
+    outputs included, over several calls."""
+    try:
+        expected = model(*args)
+    except RuntimeError as error:
+        for _ in range(calls):
+            with pytest.raises(RuntimeError) as raised:
+                scripted(*args)
+            oracle.assert_same_error(error, raised.value)
+        return
+    for _ in range(calls):
+        got = scripted(*args)
+        assert (got.dtype, got.is_mkldnn) == (expected.dtype, expected.is_mkldnn)
+        assert torch.equal(_dense(got), _dense(expected))
+
+
+class OpsOfInputs(nn.Module):
+    def forward(self, x: Tensor, w: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = torch.nn.functional.linear(x, w)
+            return torch.cat([y, y])  # promote
+
+
+@pytest.mark.parametrize("x_mkldnn", [False, True], ids=["x", "mkldnn_x"])
+@pytest.mark.parametrize("w_mkldnn", [False, True], ids=["w", "mkldnn_w"])
+@pytest.mark.parametrize("frozen", [False, True], ids=["scripted", "frozen"])
+@pytest.mark.parametrize("executor", ["default", "profiling"])
+def test_mkldnn_tensors_are_cast_as_eager_casts_them(x_mkldnn, w_mkldnn, frozen, executor):
+    # The smart casts leave an MKLDNN tensor to the op's own autocast
+    # kernel, which runs only where another of its tensors carries the key
+    # (cast_ops.h, carriesAutocastKey); frozen: the weight's cast is not
+    # folded when it is an MKLDNN tensor.
+    torch.manual_seed(0)
+    x, w = torch.randn(4, 8), torch.randn(6, 8)
+    x = x.to_mkldnn() if x_mkldnn else x
+    w = w.to_mkldnn() if w_mkldnn else w
+    model = (LinearOfWeight(w) if frozen else OpsOfInputs()).eval()
+    with torchscript_deprecation_ignored():
+        scripted = oracle.script(model, profiling_executor=executor == "profiling")
+        if frozen:
+            scripted = torch.jit.freeze(scripted)
+    for grad in (False, True):
+        with (contextlib.nullcontext() if grad else torch.no_grad()):
+            assert_same_as_eager(model, scripted, (x, w))
+
+
 def test_standalone_is_not_exact_under_a_callers_autocast():
     # The promise is for callers whose autocast is off (docs/design.md): no
     # stock op can set the state, so a caller's float16 autocast reaches the

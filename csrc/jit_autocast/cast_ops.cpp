@@ -61,6 +61,11 @@ bool namesDevice(c10::string_view devices, c10::DeviceType device_type) {
   return devices.find(cpu ? "cpu" : "cuda") != c10::string_view::npos;
 }
 
+bool carriesAutocastKey(const at::Tensor& tensor, c10::DeviceType device_type) {
+  return tensor.key_set().has(
+      at::autocast::get_autocast_dispatch_key_from_device_type(device_type));
+}
+
 namespace {
 
 using at::Tensor;
@@ -182,6 +187,9 @@ Tensor eagerCast(
     at::ScalarType to_type,
     const Tensor& self,
     DeviceType device_type) {
+  if (!carriesAutocastKey(self, device_type)) {
+    return self; // the op's own autocast kernel decides (carriesAutocastKey)
+  }
   if (c10::GradMode::is_enabled() || eagerHandsNoGradCastsToGradUses()) {
     return at::autocast::cached_cast(to_type, self, device_type);
   }

@@ -29,6 +29,16 @@ bool namesDevice(c10::string_view devices, c10::DeviceType device_type);
 // promote kernels cast in it.
 bool eagerCastsLastArgumentFirst();
 
+// Whether `tensor` brings eager's autocast dispatch key for `device_type`
+// into an op's key set. Eager's autocast kernel runs only for an op one of
+// whose tensors does: MKLDNN tensors, CPU tensors that eager's eligibility
+// rule casts, do not (their backend has no autocast key), so an op reading
+// only MKLDNN tensors is not autocast at all, while one that also reads a
+// dense CPU tensor casts them too. A smart cast leaves such a tensor to the
+// op's own autocast kernel, which sees all the op's tensors and decides as
+// eager does (it runs: jitamp drives eager's own autocast state).
+bool carriesAutocastKey(const at::Tensor& tensor, c10::DeviceType device_type);
+
 // Forgets the weights that no-grad casts copied without eager's cache (see
 // eagerCast in cast_ops.cpp): called where an outermost scope exit clears
 // eager's cache.

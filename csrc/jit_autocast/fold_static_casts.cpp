@@ -32,6 +32,18 @@ namespace {
 
 using DeviceStates = std::map<c10::DeviceType, DeviceAutocast>;
 
+// A constant whose cast depends on the op's other tensors (an MKLDNN
+// tensor: carriesAutocastKey, cast_ops.h): its cast stays in the graph.
+bool leftToTheOp(const at::Tensor& tensor) {
+  if (!tensor.defined()) {
+    return false;
+  }
+  const c10::DeviceType device_type = tensor.device().type();
+  return (device_type == c10::DeviceType::CPU ||
+          device_type == c10::DeviceType::CUDA) &&
+      !carriesAutocastKey(tensor, device_type);
+}
+
 // Rounds of folding: each may make the next one's inputs constants.
 constexpr int kMaxRounds = 8;
 
@@ -524,6 +536,9 @@ class CastFolder {
         continue;
       }
       const at::Tensor& weight = constant->toTensor();
+      if (leftToTheOp(weight)) {
+        continue;
+      }
       const auto states = staticStatesOf({weight}, scopes_);
       if (!states) {
         continue;
@@ -587,6 +602,9 @@ class CastFolder {
       } else {
         return; // not a cast this pass knows
       }
+    }
+    if (std::any_of(tensors.begin(), tensors.end(), leftToTheOp)) {
+      return;
     }
     const auto states = staticStatesOf(tensors, scopes_, devices);
     if (!states) {
@@ -710,6 +728,9 @@ bool StaticCastIsIdentity(
     const StaticScopes& scopes) {
   if (!tensor.defined()) {
     return true;
+  }
+  if (leftToTheOp(tensor)) {
+    return false;
   }
   const auto states = staticStatesOf({tensor}, scopes, devices);
   if (!states) {

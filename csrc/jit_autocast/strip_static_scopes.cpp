@@ -1,5 +1,6 @@
 #include "strip_static_scopes.h"
 
+#include "cast_ops.h"
 #include "fold_barriers.h"
 #include "jitamp_ir.h"
 #include "policy_table.h"
@@ -39,6 +40,13 @@ struct Lowering {
   bool possible = false;
   bool identity = true; // else: to `dtype` if eligible
   at::ScalarType dtype = at::kFloat;
+  // Whether eager's autocast kernel surely runs for the op that reads the
+  // cast: another tensor it reads is a constant that carries the autocast
+  // key (carriesAutocastKey, cast_ops.h). Otherwise an MKLDNN tensor is
+  // cast only where one of `siblings` (the op's other tensors, before
+  // their casts), checked at run time, carries it.
+  bool op_autocast = false;
+  std::vector<Value*> siblings;
 };
 
 class StaticScopeWalk {
@@ -173,7 +181,62 @@ class StaticScopeWalk {
               " cast in an enabled scope (no stock op does it as eager)");
       return;
     }
+    if (!findSiblings(cast, lowering)) {
+      return;
+    }
     lowerings_.emplace_back(cast, lowering);
+  }
+
+  // The tensors that the readers of `cast` read besides it, each as it was
+  // before its own cast. False (with an obstacle) where one cannot be
+  // checked ahead of the cast.
+  bool findSiblings(Node* cast, Lowering& lowering) {
+    for (const Use& use : cast->output()->uses()) {
+      for (Value* input : use.user->inputs()) {
+        if (input == cast->output()) {
+          continue;
+        }
+        Value* source = input;
+        if (isSmartCast(source->node())) {
+          source = source->node()->input(source->offset());
+        }
+        const TypePtr& type = source->type();
+        const bool tensor = type->kind() == TypeKind::TensorType;
+        const auto optional = type->cast<OptionalType>();
+        const bool optional_tensor = optional &&
+            optional->getElementType()->kind() == TypeKind::TensorType;
+        if (const auto constant = toIValue(source)) {
+          if (constant->isTensor() &&
+              constant->toTensor().device().is_cpu() &&
+              carriesAutocastKey(constant->toTensor(), c10::DeviceType::CPU)) {
+            lowering.op_autocast = true;
+          }
+          continue;
+        }
+        if (tensor || optional_tensor) {
+          lowering.siblings.push_back(source);
+        } else if (type->cast<ListType>() && type->containedTypes().size() == 1 &&
+                   type->containedTypes()[0]->kind() == TypeKind::TensorType) {
+          lowering.siblings.push_back(source); // refused below, if needed
+        }
+      }
+    }
+    if (lowering.op_autocast) {
+      lowering.siblings.clear();
+      return true;
+    }
+    for (Value* sibling : lowering.siblings) {
+      if (sibling->type()->cast<ListType>()) {
+        obstacle(cast, "a cast for an op that also reads a list of tensors "
+                       "(whether eager casts an MKLDNN tensor depends on them)");
+        return false;
+      }
+      if (!sibling->node()->isBefore(cast)) {
+        obstacle(cast, "a cast ahead of a tensor its op reads");
+        return false;
+      }
+    }
+    return true;
   }
 
   void checkOp(Node* node) {
@@ -214,8 +277,12 @@ class StaticScopeWalk {
     }
   }
 
-  // x -> prim::If(eligible and not dtype) { x.to(dtype) } else { x }:
-  // eager's is_eligible (floating, not float64, CPU or MKLDNN) and cast.
+  // x -> prim::If(dtype != target and eligible) { x.to(target) } else
+  // { x }: eager's is_eligible (floating, not float64, on CPU) and cast.
+  // The dtype is asked first, alone: inside a scope most tensors have the
+  // target dtype already, and then two ops decide. An MKLDNN tensor (on
+  // CPU too) is cast only where eager's kernel runs (Lowering::op_autocast,
+  // siblings), looked at only for an MKLDNN tensor.
   void lower(Node* cast, const Lowering& lowering) {
     if (lowering.identity) {
       const size_t n = cast->outputs().size();
@@ -229,33 +296,108 @@ class StaticScopeWalk {
     Value* x = cast->input(0);
     Value* target = graph_.insertConstant(static_cast<int64_t>(lowering.dtype));
     Value* dtype = graph_.insert(prim::dtype, {x});
-    Value* floating = graph_.insert(aten::is_floating_point, {x});
-    Value* cpu = graph_.insert(c10::Symbol::prim("is_cpu"), {x});
-    Value* mkldnn = graph_.insert(c10::Symbol::prim("is_mkldnn"), {x});
-    Value* on_cpu = graph_.insert(aten::__or__, {cpu, mkldnn});
-    Value* not_double = graph_.insert(
-        aten::ne, {dtype, graph_.insertConstant(static_cast<int64_t>(at::kDouble))});
-    Value* other = graph_.insert(aten::ne, {dtype, target});
-    Value* eligible = graph_.insert(
-        aten::__and__,
-        {graph_.insert(aten::__and__, {floating, on_cpu}),
-         graph_.insert(aten::__and__, {not_double, other})});
-    Node* branch = graph_.create(prim::If, {eligible}, 1);
-    graph_.insertNode(branch);
+    const auto unchanged = [&] { return x; };
+    const auto cast_to_target = [&] {
+      Value* none = graph_.insertConstant(c10::IValue());
+      Value* no = graph_.insertConstant(false);
+      return graph_.insert(aten::to, {x, target, no, no, none});
+    };
+    const auto if_eligible = [&] {
+      Value* eligible = graph_.insert(
+          aten::__and__,
+          {graph_.insert(
+               aten::__and__,
+               {graph_.insert(aten::is_floating_point, {x}),
+                graph_.insert(c10::Symbol::prim("is_cpu"), {x})}),
+           graph_.insert(
+               aten::ne,
+               {dtype,
+                graph_.insertConstant(static_cast<int64_t>(at::kDouble))})});
+      return ifThenElse(
+          eligible,
+          [&] {
+            if (lowering.op_autocast) {
+              return cast_to_target();
+            }
+            return ifThenElse(
+                graph_.insert(c10::Symbol::prim("is_mkldnn"), {x}),
+                [&] {
+                  return ifThenElse(
+                      anyCarriesAutocastKey(lowering.siblings),
+                      cast_to_target,
+                      unchanged);
+                },
+                cast_to_target);
+          },
+          unchanged);
+    };
+    Value* result = ifThenElse(
+        graph_.insert(aten::ne, {dtype, target}), if_eligible, unchanged);
+    result->node()->setSourceRange(cast->sourceRange());
+    cast->output()->replaceAllUsesWith(result);
+    cast->destroy();
+  }
+
+  // prim::If(condition) { then_value() } else { else_value() }, inserted
+  // at the insertion point; its Tensor result.
+  template <typename Then, typename Else>
+  Value* ifThenElse(Value* condition, Then then_value, Else else_value) {
+    Node* branch = graph_.insertNode(graph_.create(prim::If, {condition}, 1));
     branch->output()->setType(TensorType::get());
     Block* then_block = branch->addBlock();
     Block* else_block = branch->addBlock();
     {
       WithInsertPoint in_then(then_block);
-      Value* none = graph_.insertConstant(c10::IValue());
-      Value* no = graph_.insertConstant(false);
-      then_block->registerOutput(
-          graph_.insert(aten::to, {x, target, no, no, none}));
+      then_block->registerOutput(then_value());
     }
-    else_block->registerOutput(x);
-    branch->setSourceRange(cast->sourceRange());
-    cast->output()->replaceAllUsesWith(branch->output());
-    cast->destroy();
+    {
+      WithInsertPoint in_else(else_block);
+      else_block->registerOutput(else_value());
+    }
+    return branch->output();
+  }
+
+  // Whether one of `tensors` (each a Tensor or an Optional[Tensor]) is a
+  // CPU tensor that carries the autocast key: not an MKLDNN one.
+  Value* anyCarriesAutocastKey(const std::vector<Value*>& tensors) {
+    Value* any = nullptr;
+    for (Value* tensor : tensors) {
+      Value* carries = nullptr;
+      const auto keyed = [&](Value* t) {
+        return graph_.insert(
+            aten::__and__,
+            {graph_.insert(c10::Symbol::prim("is_cpu"), {t}),
+             graph_.insert(
+                 aten::__not__,
+                 {graph_.insert(c10::Symbol::prim("is_mkldnn"), {t})})});
+      };
+      if (tensor->type()->kind() == TypeKind::TensorType) {
+        carries = keyed(tensor);
+      } else {
+        Node* branch = graph_.insertNode(graph_.create(
+            prim::If,
+            {graph_.insert(aten::__isnot__, {tensor, graph_.insertConstant(c10::IValue())})},
+            1));
+        branch->output()->setType(BoolType::get());
+        Block* then_block = branch->addBlock();
+        Block* else_block = branch->addBlock();
+        {
+          WithInsertPoint in_then(then_block);
+          Node* unwrap = graph_.insertNode(
+              graph_.create(prim::unchecked_unwrap_optional, {tensor}));
+          unwrap->output()->setType(TensorType::get());
+          then_block->registerOutput(keyed(unwrap->output()));
+        }
+        {
+          WithInsertPoint in_else(else_block);
+          else_block->registerOutput(graph_.insertConstant(false));
+        }
+        carries = branch->output();
+      }
+      any = any == nullptr ? carries
+                           : graph_.insert(aten::__or__, {any, carries});
+    }
+    return any == nullptr ? graph_.insertConstant(false) : any;
   }
 
   static void collect(Block* block, Symbol kind, std::vector<Node*>& out) {
