@@ -43,8 +43,8 @@ struct Lowering {
   // Whether eager's autocast kernel surely runs for the op that reads the
   // cast: another tensor it reads is a constant that carries the autocast
   // key (carriesAutocastKey, cast_ops.h). Otherwise an MKLDNN tensor is
-  // cast only where one of `siblings` (the op's other tensors, before
-  // their casts), checked at run time, carries it.
+  // cast only where one of `siblings` (the op's other Tensor arguments,
+  // before their casts), checked at run time, carries it.
   bool op_autocast = false;
   std::vector<Value*> siblings;
 };
@@ -200,11 +200,6 @@ class StaticScopeWalk {
         if (isSmartCast(source->node())) {
           source = source->node()->input(source->offset());
         }
-        const TypePtr& type = source->type();
-        const bool tensor = type->kind() == TypeKind::TensorType;
-        const auto optional = type->cast<OptionalType>();
-        const bool optional_tensor = optional &&
-            optional->getElementType()->kind() == TypeKind::TensorType;
         if (const auto constant = toIValue(source)) {
           if (constant->isTensor() &&
               constant->toTensor().device().is_cpu() &&
@@ -213,10 +208,14 @@ class StaticScopeWalk {
           }
           continue;
         }
-        if (tensor || optional_tensor) {
+        const TypePtr& type = source->type();
+        if (type->kind() == TypeKind::TensorType) {
           lowering.siblings.push_back(source);
-        } else if (type->cast<ListType>() && type->containedTypes().size() == 1 &&
-                   type->containedTypes()[0]->kind() == TypeKind::TensorType) {
+        } else if (
+            !type->containedTypes().empty() &&
+            type->containedTypes()[0]->kind() == TypeKind::TensorType) {
+          // An Optional[Tensor] or a Tensor[] that is not a constant (their
+          // own casts are obstacles anyway in an enabled scope).
           lowering.siblings.push_back(source); // refused below, if needed
         }
       }
@@ -226,9 +225,10 @@ class StaticScopeWalk {
       return true;
     }
     for (Value* sibling : lowering.siblings) {
-      if (sibling->type()->cast<ListType>()) {
-        obstacle(cast, "a cast for an op that also reads a list of tensors "
-                       "(whether eager casts an MKLDNN tensor depends on them)");
+      if (sibling->type()->kind() != TypeKind::TensorType) {
+        obstacle(cast, "a cast for an op that also reads an optional tensor "
+                       "or a list of tensors (whether eager casts an MKLDNN "
+                       "tensor depends on them)");
         return false;
       }
       if (!sibling->node()->isBefore(cast)) {
@@ -357,43 +357,17 @@ class StaticScopeWalk {
     return branch->output();
   }
 
-  // Whether one of `tensors` (each a Tensor or an Optional[Tensor]) is a
-  // CPU tensor that carries the autocast key: not an MKLDNN one.
+  // Whether one of `tensors` is a CPU tensor that carries the autocast
+  // key: not an MKLDNN one.
   Value* anyCarriesAutocastKey(const std::vector<Value*>& tensors) {
     Value* any = nullptr;
     for (Value* tensor : tensors) {
-      Value* carries = nullptr;
-      const auto keyed = [&](Value* t) {
-        return graph_.insert(
-            aten::__and__,
-            {graph_.insert(c10::Symbol::prim("is_cpu"), {t}),
-             graph_.insert(
-                 aten::__not__,
-                 {graph_.insert(c10::Symbol::prim("is_mkldnn"), {t})})});
-      };
-      if (tensor->type()->kind() == TypeKind::TensorType) {
-        carries = keyed(tensor);
-      } else {
-        Node* branch = graph_.insertNode(graph_.create(
-            prim::If,
-            {graph_.insert(aten::__isnot__, {tensor, graph_.insertConstant(c10::IValue())})},
-            1));
-        branch->output()->setType(BoolType::get());
-        Block* then_block = branch->addBlock();
-        Block* else_block = branch->addBlock();
-        {
-          WithInsertPoint in_then(then_block);
-          Node* unwrap = graph_.insertNode(
-              graph_.create(prim::unchecked_unwrap_optional, {tensor}));
-          unwrap->output()->setType(TensorType::get());
-          then_block->registerOutput(keyed(unwrap->output()));
-        }
-        {
-          WithInsertPoint in_else(else_block);
-          else_block->registerOutput(graph_.insertConstant(false));
-        }
-        carries = branch->output();
-      }
+      Value* carries = graph_.insert(
+          aten::__and__,
+          {graph_.insert(c10::Symbol::prim("is_cpu"), {tensor}),
+           graph_.insert(
+               aten::__not__,
+               {graph_.insert(c10::Symbol::prim("is_mkldnn"), {tensor})})});
       any = any == nullptr ? carries
                            : graph_.insert(aten::__or__, {any, carries});
     }
