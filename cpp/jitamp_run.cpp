@@ -2,7 +2,7 @@
 // C++ without Python, so that the test suite can check that a deployed model
 // gives Python's outputs.
 //
-//   jitamp_run [--autocast] [--no-grad] [--grad FILE] [--stock] [--calls N] MODEL.pt INPUT.bin ROWS COLS OUTPUT.bin
+//   jitamp_run [--autocast] [--no-grad | --inference-mode] [--grad FILE] [--stock] [--calls N] MODEL.pt INPUT.bin ROWS COLS OUTPUT.bin
 //
 // INPUT.bin holds a ROWS x COLS float32 tensor as raw little-endian bytes,
 // row-major. The model's forward(input) must return one tensor. The program
@@ -14,7 +14,9 @@
 //   shape <size> <size> ...
 // --autocast makes the calls inside a CPU bfloat16 autocast region set up
 // here, as `with torch.autocast("cpu", dtype=torch.bfloat16):` does in Python.
-// --no-grad makes them with gradient recording off (torch.no_grad()).
+// --no-grad makes them with gradient recording off (torch.no_grad()),
+// --inference-mode inside c10::InferenceMode (torch.inference_mode(), as
+// model servers often run models).
 //
 // The jitamp ops reach the model through the static registrations of the
 // jitamp_ops library, which this program must be linked with (see
@@ -40,7 +42,7 @@
 namespace {
 
 const char* kUsage =
-    "usage: jitamp_run [--autocast] [--no-grad] [--grad FILE] [--stock] [--calls N] MODEL.pt INPUT.bin ROWS COLS OUTPUT.bin\n"
+    "usage: jitamp_run [--autocast] [--no-grad | --inference-mode] [--grad FILE] [--stock] [--calls N] MODEL.pt INPUT.bin ROWS COLS OUTPUT.bin\n"
     "  Loads MODEL.pt (a TorchScript model rewritten by jitamp), calls forward on the\n"
     "  ROWS x COLS float32 tensor in INPUT.bin (raw little-endian bytes) N times\n"
     "  (default 3), writes the output as float32 raw bytes to OUTPUT.bin and prints\n"
@@ -48,6 +50,7 @@ const char* kUsage =
     "  --autocast  run forward inside a CPU bfloat16 autocast region\n"
     "  --autocast-fp16  the same with float16\n"
     "  --no-grad   run forward with gradient recording off\n"
+    "  --inference-mode  run forward inside c10::InferenceMode\n"
     "  --grad FILE also run backward of sum(output as float32) and write the\n"
     "              input's gradient (float32 raw bytes) to FILE\n"
     "  --stock     load as a host that only links jitamp_ops does: no\n"
@@ -155,6 +158,7 @@ bool sameBits(const at::Tensor& a, const at::Tensor& b) {
 int run(int argc, char** argv) {
   std::optional<at::ScalarType> autocast;
   bool no_grad = false;
+  bool inference_mode = false;
   bool stock = false;
   std::string grad_path;
   int64_t calls = 3;
@@ -170,6 +174,8 @@ int run(int argc, char** argv) {
       autocast = at::kHalf;
     } else if (arg == "--no-grad") {
       no_grad = true;
+    } else if (arg == "--inference-mode") {
+      inference_mode = true;
     } else if (arg == "--stock") {
       stock = true;
     } else if (arg == "--grad") {
@@ -238,7 +244,13 @@ int run(int argc, char** argv) {
   if (no_grad) {
     no_grad_guard.emplace();
   }
-  TORCH_CHECK(!(no_grad && !grad_path.empty()), "--grad needs gradients: drop --no-grad");
+  std::optional<c10::InferenceMode> inference_mode_guard;
+  if (inference_mode) {
+    inference_mode_guard.emplace();
+  }
+  TORCH_CHECK(
+      !((no_grad || inference_mode) && !grad_path.empty()),
+      "--grad needs gradients: drop --no-grad and --inference-mode");
   at::Tensor first;
   at::Tensor first_grad;
   at::Tensor output;

@@ -203,21 +203,23 @@ def _same_bits(got: torch.Tensor, want: torch.Tensor, what: str) -> None:
 # torch::jit::load, PyTorch's JIT autocast left on; the model's loader object
 # configures it.
 @pytest.mark.parametrize("loader", ["rewrite", "stock"])
-@pytest.mark.parametrize("mode", ["no_grad", "grad", "backward"])
+@pytest.mark.parametrize("mode", ["no_grad", "inference_mode", "grad", "backward"])
 @pytest.mark.parametrize("case", list(OUTER))
 def test_cpp_matches_eager(jitamp_run, saved_model, tmp_path, loader, mode, case):
     model, model_path = saved_model
     x = torch.randn(ROWS, COLS, generator=torch.Generator().manual_seed(1))
     outer, flags = OUTER[case]
     flags = list(flags) + (["--stock"] if loader == "stock" else [])
-    flags += {"no_grad": ["--no-grad"], "grad": [], "backward": ["--grad", str(tmp_path / "grad.bin")]}[mode]
+    flags += {"no_grad": ["--no-grad"], "inference_mode": ["--inference-mode"], "grad": [],
+              "backward": ["--grad", str(tmp_path / "grad.bin")]}[mode]
 
     # Eager, the oracle; backward outside the outer region, as jitamp_run does.
     # Eager may raise (its cast cache hands a bfloat16 weight cast to an
     # op under the outer float16 region): then C++ must raise the same.
     leaf = x.clone().requires_grad_(mode == "backward")
     try:
-        with torch.set_grad_enabled(mode != "no_grad"), (outer() if outer else contextlib.nullcontext()):
+        with (torch.inference_mode() if mode == "inference_mode" else torch.set_grad_enabled(mode != "no_grad")), \
+                (outer() if outer else contextlib.nullcontext()):
             expected = model(leaf)
         if mode == "backward":
             expected.float().sum().backward()

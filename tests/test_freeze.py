@@ -516,6 +516,42 @@ def test_mkldnn_tensors_are_cast_as_eager_casts_them(x_mkldnn, w_mkldnn, frozen,
             assert_same_as_eager(model, scripted, (x, w))
 
 
+def _inference_mode_under(outer):
+    def make():
+        stack = contextlib.ExitStack()
+        stack.enter_context(torch.inference_mode())
+        if outer is not None:
+            stack.enter_context(outer())
+        return stack
+    return make
+
+
+# (standalone models promise eager's results to callers whose autocast is
+# off only: docs/design.md)
+@pytest.mark.parametrize("outer,variant", [
+    (outer, variant) for outer in OUTERS for variant in ("scripted", "profiling", "frozen", "standalone")
+    if variant != "standalone" or outer in ("no_outer", "outer_disabled")])
+@pytest.mark.parametrize("cls", [MLP, ConvNet, Dynamic], ids=["mlp", "convnet", "dynamic"])
+def test_inference_mode_caller_matches_eager(cls, outer, variant):
+    # torch.inference_mode() around the call, as TorchServe calls models:
+    # grad mode off, results are inference tensors, and eager's cast cache
+    # still keeps the casts of weights that require grad.
+    torch.manual_seed(0)
+    model = cls().eval()
+    with torchscript_deprecation_ignored():
+        scripted = oracle.script(model, profiling_executor=variant == "profiling")
+        if variant == "frozen":
+            scripted = torch.jit.freeze(scripted)
+        elif variant == "standalone":
+            if cls is Dynamic:
+                with pytest.raises(ValueError):
+                    jitamp.freeze(scripted, standalone=True)
+                return
+            scripted = jitamp.freeze(scripted, standalone=True)
+    check_against_eager(model, inputs(cls), scripted=scripted,
+                        outer=_inference_mode_under(OUTERS[outer]))
+
+
 def test_standalone_is_not_exact_under_a_callers_autocast():
     # The promise is for callers whose autocast is off (docs/design.md): no
     # stock op can set the state, so a caller's float16 autocast reaches the

@@ -25,7 +25,8 @@ pre-built and conditionally chosen objects, re-entry; if/else, for, while,
 break/continue, early return; helpers (plain, `@torch.jit.script`,
 `@torch.jit.ignore`), `torch.jit.fork`/`wait`; inputs float32, bfloat16,
 float16, float64, int64, with and without requires_grad; called plainly, in
-an eager autocast of either dtype, a disabled one, or under no_grad; with
+an eager autocast of either dtype, a disabled one, under no_grad or under
+torch.inference_mode (as model servers often call models); with
 backward; save/load for a share of module programs; every module program
 also frozen (torch.jit.freeze, compared under no_grad in the same eager
 region) and, where jitamp.freeze(standalone=True) takes it and the region

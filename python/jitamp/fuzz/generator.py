@@ -280,6 +280,9 @@ def render_harness(h: dict) -> list[str]:
 class Var:
     name: str
     fresh: bool  # a new tensor written nowhere else: in-place/out= may target it
+    # written in place: never reassigned after (in a loop, the write would
+    # reach the new value, an alias of an input or a weight, next iteration)
+    written: bool = False
 
 
 @dataclass
@@ -457,7 +460,7 @@ class Generator:
 
     def assign(self, env: list[Var], ctx: Ctx) -> Line:
         expr, fresh = self.op_expr(env)
-        reassignable = [v for v in env if not v.name.startswith(("x", "self."))]
+        reassignable = [v for v in env if not v.name.startswith(("x", "self.")) and not v.written]
         if reassignable and self.chance(0.2):
             v = self.pick(reassignable)
             v.fresh = False  # it may now hold either value: no longer a safe in-place target
@@ -473,7 +476,9 @@ class Generator:
         op = self.pick(INPLACE)
         self.features.add(f"op:{op.name}")
         a, b, c = (self.operands(env, 3) + ["", "", ""])[:3]
-        return Line(op.fmt.format(t=self.pick(targets).name, a=a, b=b, c=c))
+        target = self.pick(targets)
+        target.written = True
+        return Line(op.fmt.format(t=target.name, a=a, b=b, c=c))
 
     def cond(self, env: list[Var]) -> str:
         choices = [f"bool({self.pick(env).name}.sum() > 0)"]
@@ -669,8 +674,10 @@ class Generator:
                      {"bf16": "bfloat16", "fp16": "float16"}[self.lower], True)
         elif r < 0.9:
             outer = ("cpu", "bfloat16", False)
-        else:
+        elif r < 0.95:
             outer = "no_grad"
+        else:
+            outer = "inference_mode"  # as model servers often call models
         harness = {
             "KIND": self.kind,
             "GRAD": grad,

@@ -129,6 +129,8 @@ def make_outer(spec: Any):
         return None
     if spec == "no_grad":
         return torch.no_grad
+    if spec == "inference_mode":
+        return torch.inference_mode
     device, dtype, enabled = spec
     return lambda: torch.autocast(device, dtype=getattr(torch, dtype), enabled=enabled)
 
@@ -219,7 +221,7 @@ def _compare(fn, scripted, module, features=(), *, frozen: bool = False) -> None
 
 def _autocast_off(outer: Any) -> bool:
     """Whether the eager region OUTER leaves CPU autocast off."""
-    return outer is None or outer == "no_grad" or outer[2] is False
+    return outer is None or outer in ("no_grad", "inference_mode") or outer[2] is False
 
 
 def _compare_frozen(obj, scripted, module, source, directory, stem) -> tuple[str, str] | None:
