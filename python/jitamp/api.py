@@ -56,7 +56,9 @@ def enable(*, profiling_executor: bool = False) -> _Enabled:
     subgraph wherever a low-precision value meets another tensor, so
     eager's engine casts those, but gradients of a value read several
     times in one subgraph are summed in another order than eager's (low
-    bits may differ).
+    bits may differ). Its optimizations change some forward values and
+    errors too, as in plain TorchScript (DecomposeOps: `addmm` becomes
+    `mm` + `add`, rounding twice).
     """
     global _state
     with _lock:

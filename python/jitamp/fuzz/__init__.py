@@ -64,7 +64,10 @@ disabled), shapes other than [4, 4] and broadcasting between shapes,
 complex dtypes, dicts/tuples/classes as values, `raise`/assert statements,
 optimize_for_inference, frozen models with gradients (frozen weights are
 constants), threads, `jitamp.add_autocast`,
-the profiling executor (`jitamp.enable(profiling_executor=True)`), queries of
+the profiling executor (`jitamp.enable(profiling_executor=True)`: its
+optimizations differ from eager in plain TorchScript too, e.g. `addmm`
+made `mm` + `add`, and the comparison would need to tell those apart:
+docs/design.md, "Symbolic autodiff"), queries of
 the autocast state inside scripted code, more of the fp32 and promote rows
 (linalg, fft variants, pooling, grid_sample, rnn cells), integer/bool
 scalars as op arguments from computed values.
