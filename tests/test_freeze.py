@@ -516,16 +516,6 @@ def test_mkldnn_tensors_are_cast_as_eager_casts_them(x_mkldnn, w_mkldnn, frozen,
             assert_same_as_eager(model, scripted, (x, w))
 
 
-def _inference_mode_under(outer):
-    def make():
-        stack = contextlib.ExitStack()
-        stack.enter_context(torch.inference_mode())
-        if outer is not None:
-            stack.enter_context(outer())
-        return stack
-    return make
-
-
 # (standalone models promise eager's results to callers whose autocast is
 # off only: docs/design.md)
 @pytest.mark.parametrize("outer,variant", [
@@ -549,7 +539,7 @@ def test_inference_mode_caller_matches_eager(cls, outer, variant):
                 return
             scripted = jitamp.freeze(scripted, standalone=True)
     check_against_eager(model, inputs(cls), scripted=scripted,
-                        outer=_inference_mode_under(OUTERS[outer]))
+                        outer=oracle.no_grad_under(OUTERS[outer], torch.inference_mode))
 
 
 def test_standalone_is_not_exact_under_a_callers_autocast():

@@ -309,12 +309,14 @@ def cpu_autocast(dtype: torch.dtype = torch.bfloat16, enabled: bool = True) -> C
     return lambda: torch.autocast("cpu", dtype=dtype, enabled=enabled)
 
 
-def no_grad_under(outer: Callable[[], Any] | None) -> Callable[[], Any]:
-    """An `outer` factory for check_against_eager: torch.no_grad() around
-    the eager region `outer` makes (or alone, for None)."""
+def no_grad_under(outer: Callable[[], Any] | None,
+                  mode: Callable[[], Any] = torch.no_grad) -> Callable[[], Any]:
+    """An `outer` factory for check_against_eager: torch.no_grad() (or
+    `mode`, e.g. torch.inference_mode) around the eager region `outer`
+    makes (or alone, for None)."""
     def make():
         stack = contextlib.ExitStack()
-        stack.enter_context(torch.no_grad())
+        stack.enter_context(mode())
         if outer is not None:
             stack.enter_context(outer())
         return stack
