@@ -297,11 +297,6 @@ class StaticScopeWalk {
     Value* target = graph_.insertConstant(static_cast<int64_t>(lowering.dtype));
     Value* dtype = graph_.insert(prim::dtype, {x});
     const auto unchanged = [&] { return x; };
-    const auto cast_to_target = [&] {
-      Value* none = graph_.insertConstant(c10::IValue());
-      Value* no = graph_.insertConstant(false);
-      return graph_.insert(aten::to, {x, target, no, no, none});
-    };
     const auto if_eligible = [&] {
       Value* eligible = graph_.insert(
           aten::__and__,
@@ -314,21 +309,7 @@ class StaticScopeWalk {
                {dtype,
                 graph_.insertConstant(static_cast<int64_t>(at::kDouble))})});
       return ifThenElse(
-          eligible,
-          [&] {
-            if (lowering.op_autocast) {
-              return cast_to_target();
-            }
-            return ifThenElse(
-                graph_.insert(c10::Symbol::prim("is_mkldnn"), {x}),
-                [&] {
-                  return ifThenElse(
-                      anyCarriesAutocastKey(lowering.siblings),
-                      cast_to_target,
-                      unchanged);
-                },
-                cast_to_target);
-          },
+          eligible, [&] { return castWhereEagerDoes(x, target, lowering); },
           unchanged);
     };
     Value* result = ifThenElse(
@@ -336,6 +317,28 @@ class StaticScopeWalk {
     result->node()->setSourceRange(cast->sourceRange());
     cast->output()->replaceAllUsesWith(result);
     cast->destroy();
+  }
+
+  // x.to(target), for an eligible x, except an MKLDNN tensor that eager's
+  // kernel does not reach: no tensor of the op carries the autocast key.
+  Value* castWhereEagerDoes(Value* x, Value* target, const Lowering& lowering) {
+    const auto cast = [&] {
+      Value* none = graph_.insertConstant(c10::IValue());
+      Value* no = graph_.insertConstant(false);
+      return graph_.insert(aten::to, {x, target, no, no, none});
+    };
+    if (lowering.op_autocast) {
+      return cast();
+    }
+    const auto mkldnn = [&] {
+      if (lowering.siblings.empty()) {
+        return x; // the op reads only x
+      }
+      return ifThenElse(
+          anyCarriesAutocastKey(lowering.siblings), cast, [&] { return x; });
+    };
+    return ifThenElse(
+        graph_.insert(c10::Symbol::prim("is_mkldnn"), {x}), mkldnn, cast);
   }
 
   // prim::If(condition) { then_value() } else { else_value() }, inserted
@@ -357,9 +360,10 @@ class StaticScopeWalk {
     return branch->output();
   }
 
-  // Whether one of `tensors` is a CPU tensor that carries the autocast
-  // key: not an MKLDNN one.
+  // Whether one of `tensors` (not none) is a CPU tensor that carries the
+  // autocast key: not an MKLDNN one.
   Value* anyCarriesAutocastKey(const std::vector<Value*>& tensors) {
+    TORCH_INTERNAL_ASSERT(!tensors.empty());
     Value* any = nullptr;
     for (Value* tensor : tensors) {
       Value* carries = graph_.insert(
@@ -371,7 +375,7 @@ class StaticScopeWalk {
       any = any == nullptr ? carries
                            : graph_.insert(aten::__or__, {any, carries});
     }
-    return any == nullptr ? graph_.insertConstant(false) : any;
+    return any;
   }
 
   static void collect(Block* block, Symbol kind, std::vector<Node*>& out) {

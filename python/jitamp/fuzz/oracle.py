@@ -149,6 +149,10 @@ def assert_same(eager: Any, scripted: Any, *, exact: bool = True, what: str = "o
     for i, (e, s) in enumerate(zip(flat_e, flat_s)):
         if isinstance(e, torch.Tensor):
             assert isinstance(s, torch.Tensor), f"{what}[{i}]: tensor eager, {type(s)} scripted"
+            assert e.is_mkldnn == s.is_mkldnn, (
+                f"{what}[{i}]: MKLDNN tensor {e.is_mkldnn} eager, {s.is_mkldnn} scripted")
+            if e.is_mkldnn:  # no comparisons of their own: compared dense
+                e, s = e.to_dense(), s.to_dense()
             assert e.dtype == s.dtype, f"{what}[{i}]: dtype {e.dtype} eager, {s.dtype} scripted"
             assert e.shape == s.shape, f"{what}[{i}]: shape {e.shape} eager, {s.shape} scripted"
             assert e.device == s.device, f"{what}[{i}]: device {e.device} eager, {s.device} scripted"
