@@ -98,6 +98,23 @@ class NestedDisabled(nn.Module):
             return y + self.a(z)
 
 
+class Conv1D(nn.Module):
+    """GPT-2's Conv1D: addmm with beta = alpha = 1, which TorchScript's stock
+    profiling executor splits into mm + add (rounding twice) unless jitamp
+    keeps it whole; in a bfloat16 scope, outside it, and with a float beta."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(64, 64))
+        self.bias = nn.Parameter(torch.randn(64))
+
+    def forward(self, x: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight)
+        z = torch.addmm(self.bias, x, self.weight, beta=1.0)
+        return y.float() + z
+
+
 def frozen_and_eager(cls, how="freeze"):
     torch.manual_seed(0)
     model = cls().eval()
@@ -131,6 +148,8 @@ def inputs(cls) -> tuple:
         return (torch.randn(2, 3, 8, 8),)
     if cls is Dynamic:
         return (torch.randn(4, 8), True)
+    if cls is Conv1D:
+        return (torch.randn(64, 64),)
     return (torch.randn(4, 16 if cls is MLP else 8),)
 
 
@@ -387,7 +406,8 @@ def _all_nodes(graph):
     return out
 
 
-@pytest.mark.parametrize("cls", [MLP, ConvNet, NestedDisabled], ids=["mlp", "convnet", "nested_disabled"])
+@pytest.mark.parametrize("cls", [MLP, ConvNet, NestedDisabled, Conv1D],
+                         ids=["mlp", "convnet", "nested_disabled", "conv1d"])
 def test_standalone_has_no_jitamp_op_and_matches_eager(cls):
     model, frozen = standalone(cls)
     graph = frozen.graph
@@ -678,7 +698,7 @@ print("done")
 """
 
 
-@pytest.mark.parametrize("cls", [MLP, ConvNet], ids=["mlp", "convnet"])
+@pytest.mark.parametrize("cls", [MLP, ConvNet, Conv1D], ids=["mlp", "convnet", "conv1d"])
 def test_standalone_runs_in_stock_torch_without_jitamp(cls, tmp_path):
     model, frozen = standalone(cls)
     x = inputs(cls)[0]

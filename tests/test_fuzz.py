@@ -100,7 +100,7 @@ def test_generator_covers_its_features():
                    "spelling=torch.cuda.amp.autocast", "spelling=torch.amp.autocast",
                    "Tensor?=optional variable", "input:bf16", "input:fp16", "input:f64", "input:i64",
                    "op:aten::mm.out", "op:aten::add_", "control:exits around scopes",
-                   "outer:no_grad", "outer:inference_mode"):
+                   "outer:no_grad", "outer:inference_mode", "executor:profiling", "executor:simple"):
         if wanted == "autocast:as name" and generator.EAGER_ENTER_RETURNS_NONE:
             continue  # left out before torch 2.5 (fuzz finding 5)
         assert wanted in features, wanted

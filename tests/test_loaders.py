@@ -154,3 +154,33 @@ def test_loader_object_is_saved_with_the_model(tmp_path):
     assert again._c.hasattr("_jitamp_loader")
     check_against_eager(model, [torch.randn(2, 8)], scripted=again,
                         outer=cpu_autocast(torch.float16), grad=True)
+
+
+@pytest.mark.parametrize("profiling_executor", [False, True], ids=["simple", "profiling"])
+def test_second_object_of_a_scripted_type_carries_its_loader(tmp_path, profiling_executor):
+    """torch.jit.script of a second object of a module type it compiled for
+    an earlier one reuses the type (methods, attribute slots) and calls no
+    emit hook: the object's loader slot stayed None, so saved and loaded,
+    nothing configured the model, and PyTorch's built-in JIT autocast ran
+    on it (bfloat16 where eager gives float32 behind the scripted
+    enabled=False scope); freezing it failed in jitamp's freeze wrapper.
+    jitamp fills the slot of every object torch.jit.script makes while it
+    is enabled, submodules' too, for the executor its type was rewritten
+    for."""
+    torch.manual_seed(0)
+    model = ScopedModel()
+    with torchscript_deprecation_ignored(), jitamp.enable(profiling_executor=profiling_executor):
+        torch.jit.script(ScopedModel())
+        second = torch.jit.script(model)
+    for module in [second, *second.modules()]:
+        loader = module._c.getattr("_jitamp_loader")
+        assert loader is not None and loader.simple_executor is not profiling_executor, module.original_name
+    path = str(tmp_path / "model.pt")
+    with torchscript_deprecation_ignored():
+        torch.jit.save(second, path)
+    check_against_eager(model, [torch.randn(2, 8)], scripted=torch.jit.load(path),
+                        outer=cpu_autocast(torch.bfloat16))
+    with torchscript_deprecation_ignored(), torch.no_grad():
+        frozen = torch.jit.freeze(second.eval())
+        check_against_eager(model.eval(), [torch.randn(2, 8)], scripted=frozen,
+                            outer=cpu_autocast(torch.bfloat16))

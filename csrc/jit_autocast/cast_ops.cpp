@@ -432,6 +432,10 @@ std::vector<Tensor> autocastDependentList(at::TensorList tensors, Region) {
   return tensors.vec();
 }
 
+c10::Scalar autocastDependentScalar(const c10::Scalar& self, Region) {
+  return self;
+}
+
 Tensor fusibleToFp16(
     const Tensor& self,
     c10::string_view devices,

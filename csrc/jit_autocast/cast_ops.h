@@ -109,6 +109,8 @@ std::optional<at::Tensor> autocastDependentOptional(
 std::vector<at::Tensor> autocastDependentList(
     at::TensorList tensors,
     Region region);
+// The Scalar one keeps aten::addmm whole in profiling plans (preoptimize.h).
+c10::Scalar autocastDependentScalar(const c10::Scalar& self, Region region);
 
 // jitamp::fusible_to_fp16 / fusible_to_fp32 (fuser_casts.h): toFp16 /
 // toFp32; `dtype` is for the TensorExpr fuser's lowering only.

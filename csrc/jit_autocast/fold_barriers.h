@@ -211,6 +211,33 @@ inline void removeFoldBarriers(torch::jit::Node* node) {
   }
 }
 
+// Whether TorchScript's DecomposeOps may split `node` into `mm` + `add`,
+// which round twice where eager's addmm rounds once (0.25 apart on a 64x64
+// bfloat16 result under autocast, 1 float32 ulp without): an aten::addmm
+// neither of whose beta and alpha is a constant other than 1. The profiling
+// executor runs it before profiling, the legacy executor on no-grad code;
+// it splits where both are the constant 1 (one that is an argument may
+// become it where a caller inlines the graph), so reading either from a
+// value that no pass folds keeps the op whole (ProfilingExecutorPlan,
+// KeepAddmmWholeInModule).
+inline bool decomposableAddmm(const torch::jit::Node* node) {
+  if (node->kind() != c10::aten::addmm ||
+      !node->matches(
+          "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta, "
+          "Scalar alpha) -> Tensor")) {
+    return false;
+  }
+  for (const c10::Symbol name : {c10::attr::beta, c10::attr::alpha}) {
+    const std::optional<c10::IValue> constant =
+        torch::jit::toIValue(node->namedInput(name));
+    if (constant.has_value() && constant->isScalar() &&
+        constant->toScalar().toComplexDouble() != 1.0) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // Removes every barrier of `block` and its nested blocks (not of forked
 // tasks' subgraphs).
 inline bool removeAllFoldBarriers(torch::jit::Block* block) {

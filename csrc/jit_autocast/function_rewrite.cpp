@@ -1,5 +1,6 @@
 #include "function_rewrite.h"
 
+#include "fold_barriers.h"
 #include "fold_static_casts.h"
 #include "jitamp_ir.h"
 #include "jitamp_rewrite.h"
@@ -482,6 +483,50 @@ std::vector<std::string> FoldStaticCastsInModule(const Module& module) {
   std::vector<std::string> changed;
   foldModuleInto(module, visited, changed);
   PreoptimizeModule(module);
+  return changed;
+}
+
+namespace {
+
+// keepAddmmWholeInModule's walk: replaces the constant beta of each addmm
+// DecomposeOps would split by a read of `module`'s attribute holding it.
+bool readBetasFromAttributes(Block* block, Value* self, Module& module) {
+  bool changed = false;
+  for (Node* node : block->nodes()) {
+    for (Block* sub : node->blocks()) {
+      changed |= readBetasFromAttributes(sub, self, module);
+    }
+    if (!decomposableAddmm(node)) {
+      continue;
+    }
+    Value* beta = node->namedInput(attr::beta);
+    const std::optional<IValue> constant = toIValue(beta);
+    if (!constant.has_value() || !toIValue(node->namedInput(attr::alpha))) {
+      continue; // not split: beta or alpha is computed
+    }
+    const std::string name = "_unsplit_addmm_beta_" + beta->type()->str();
+    module.register_attribute(name, beta->type(), *constant);
+    Node* get = node->owningGraph()->createGetAttr(self, name);
+    get->insertBefore(node);
+    get->setSourceRange(node->sourceRange());
+    node->replaceInput(*node->schema().argumentIndexWithName("beta"),
+                       get->output());
+    changed = true;
+  }
+  return changed;
+}
+
+} // namespace
+
+bool KeepAddmmWholeInModule(const Module& module) {
+  Module handle = module; // register_attribute is not const
+  bool changed = false;
+  for (const Method& method : module.get_methods()) {
+    std::shared_ptr<Graph> graph = toGraphFunction(method.function()).graph();
+    Value* self = graph->inputs().at(0);
+    TORCH_INTERNAL_ASSERT(self->type() == module.type());
+    changed |= readBetasFromAttributes(graph->block(), self, handle);
+  }
   return changed;
 }
 

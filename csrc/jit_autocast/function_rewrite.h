@@ -52,6 +52,17 @@ std::vector<std::string> RewriteCompilationUnitOf(
 std::vector<std::string> FoldStaticCastsInModule(
     const torch::jit::Module& module);
 
+// For a model that runs on TorchScript's stock executors (a standalone
+// frozen model, strip_static_scopes.h): each aten::addmm whose beta and
+// alpha are the constant 1 in a method of `module` (not its submodules')
+// reads beta from an attribute of the module holding that constant,
+// `_unsplit_addmm_beta_<type>`, which no pass folds (a freeze would). The
+// profiling executor's DecomposeOps splits it otherwise into `mm` + `add`
+// (decomposableAddmm, fold_barriers.h), off eager's values by 0.125 on a
+// 64x64 bfloat16 result. Returns whether it changed a graph (which then
+// needs PreoptimizeModule).
+bool KeepAddmmWholeInModule(const torch::jit::Module& module);
+
 // Each rewrite above also makes the graph that TorchScript's executors
 // compile and callers inline (GraphFunction's optimized graphs), jitamp's
 // preoptimization of the rewritten graph (preoptimize.h), before the first

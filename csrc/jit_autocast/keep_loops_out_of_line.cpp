@@ -50,6 +50,10 @@ bool mayBeEmittedInline(Node* loop) {
   return loop->outputs().size() == 1 && loop->output()->uses().size() == 1;
 }
 
+// KeepIfsOutOfLine's op: does nothing; CONSERVATIVE, so no pass removes it.
+const c10::Symbol kKeepOutOfLine =
+    c10::Symbol::fromQualString("jitamp::keep_out_of_line");
+
 bool needsKeeping(Node* loop) {
   if (!mayBeEmittedInline(loop)) {
     return false;
@@ -110,10 +114,33 @@ bool keepInBlock(Graph& graph, Block* block) {
   return changed;
 }
 
+bool keepIfsInBlock(Graph& graph, Block* block) {
+  bool changed = false;
+  for (Node* node : block->nodes()) {
+    for (Block* sub : node->blocks()) {
+      changed |= keepIfsInBlock(graph, sub);
+    }
+    if (node->kind() == c10::prim::If && needsKeeping(node) &&
+        node->next()->kind() != kKeepOutOfLine) {
+      graph.create(kKeepOutOfLine, {}, 0)->insertAfter(node);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 } // namespace
 
 bool KeepLoopsOutOfLine(const std::shared_ptr<Graph>& graph) {
   return keepInBlock(*graph, graph->block());
+}
+
+bool KeepIfsOutOfLine(const std::shared_ptr<Graph>& graph) {
+  const bool changed = keepIfsInBlock(*graph, graph->block());
+  if (changed) {
+    GRAPH_DUMP("After keeping ifs out of line:", graph);
+  }
+  return changed;
 }
 
 } // namespace jitamp

@@ -38,4 +38,18 @@ namespace jitamp {
 // subgraphs. Idempotent. Returns whether it changed the graph.
 bool KeepLoopsOutOfLine(const std::shared_ptr<torch::jit::Graph>& graph);
 
+// The same for a prim::If with one output used once, whose blocks read a
+// value (a loop in them, say) that a later node of its block also reads:
+// emitted inline where the node that reads its result reads that value
+// first, the value was moved out before the if ran ("Expected Tensor but
+// got None"; fuzz seed 1134, index 6768; plain TorchScript's legacy
+// executor fails alike). An if has no carried values to add, and an
+// output nothing reads goes in dead code elimination: the if gets
+// `jitamp::keep_out_of_line()` right after it, an op that does nothing and
+// that no pass removes, so that it no longer lines up with its reader. For
+// the graphs jitamp's executors compile (SimpleExecutorPlan and
+// ProfilingExecutorPlan, preoptimize.h), never a saved graph. Idempotent.
+// Returns whether it changed the graph.
+bool KeepIfsOutOfLine(const std::shared_ptr<torch::jit::Graph>& graph);
+
 } // namespace jitamp

@@ -48,11 +48,14 @@ TORCH_LIBRARY(jitamp, m) {
   // The fold barrier (fold_barriers.h): an identity that keeps the op
   // reading it from constant propagation (its region token is never a
   // constant). Overloads in the order of the casts' (a Tensor also matches
-  // `Tensor?`); the list one returns a new list of the same tensors.
+  // `Tensor?`); the list one returns a new list of the same tensors. The
+  // Scalar one keeps a Scalar argument from being a constant
+  // (ProfilingExecutorPlan, preoptimize.h).
   const char* barriers[] = {
       "autocast_dependent(Tensor(a) self, int region) -> Tensor(a)",
       "autocast_dependent.optional(Tensor(a)? self, int region) -> Tensor(a)?",
       "autocast_dependent.list(Tensor[] tensors, int region) -> Tensor[]",
+      "autocast_dependent.scalar(Scalar self, int region) -> Scalar",
   };
   for (const char* schema : barriers) {
     m.def(schema);
@@ -84,6 +87,7 @@ TORCH_LIBRARY(jitamp, m) {
       "prepare_loaded(Any loader, bool simple_executor) -> ()",
       "raise_as_eager(str message, str cls) -> ()",
       "suspend_autocast() -> __torch__.torch.classes.jitamp.SuspendedAutocast",
+      "keep_out_of_line() -> ()",
       "resume_autocast(__torch__.torch.classes.jitamp.SuspendedAutocast suspended) -> ()",
   };
   for (const char* schema : scopes) {
@@ -112,6 +116,7 @@ TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
   m.impl("autocast_dependent", TORCH_FN(autocastDependent));
   m.impl("autocast_dependent.optional", TORCH_FN(autocastDependentOptional));
   m.impl("autocast_dependent.list", TORCH_FN(autocastDependentList));
+  m.impl("autocast_dependent.scalar", TORCH_FN(autocastDependentScalar));
   m.impl("fusible_to_fp16", TORCH_FN(fusibleToFp16));
   m.impl("fusible_to_fp32", TORCH_FN(fusibleToFp32));
   m.impl("autocast_to_fp16_before_loop", TORCH_FN(toFp16BeforeLoop));
@@ -128,6 +133,8 @@ TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
   m.impl("autocast_task_exit", TORCH_FN(autocastTaskExit));
   m.impl("prepare_loaded", TORCH_FN(prepareLoaded));
   m.impl("raise_as_eager", TORCH_FN(raiseAsEager));
+  // KeepIfsOutOfLine (keep_loops_out_of_line.h): nothing to do
+  m.impl("keep_out_of_line", [] {});
   m.impl("suspend_autocast", TORCH_FN(suspendAutocast));
   m.impl("resume_autocast", TORCH_FN(resumeAutocast));
 }

@@ -12,6 +12,7 @@
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/passes/peephole.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -157,6 +158,28 @@ void removeKernelCasts(Block* block) {
       cast->output(i)->replaceAllUsesWith(cast->input(i));
     }
     cast->destroy();
+  }
+}
+
+// Removes the smart casts of None: a `Tensor?` argument that a caller,
+// once inlined, passes None to (F.layer_norm's weight and bias). A cast of
+// None is None in every state; left in, its result is an optional that no
+// pass sees to be None, and CSE makes the casts of weight and bias one
+// value, which symbolic autodiff mishandles as two inputs of one op
+// (layer_norm's input gradient 0.88 off eager's; fuzz seed 1133, index
+// 3692).
+void removeCastsOfNone(Block* block) {
+  for (auto it = block->nodes().begin(); it != block->nodes().end();) {
+    Node* node = *it++;
+    for (Block* sub : node->blocks()) {
+      removeCastsOfNone(sub);
+    }
+    if (isSmartCast(node) && node->outputs().size() == 1 &&
+        node->output()->type()->kind() == TypeKind::OptionalType &&
+        node->input(0)->mustBeNone()) {
+      node->output()->replaceAllUsesWith(node->input(0));
+      node->destroy();
+    }
   }
 }
 
@@ -340,7 +363,8 @@ class LoopCastHoister {
 // precision meets another tensor: see ProfilingExecutorPlan.
 class AutodiffBoundaries {
  public:
-  explicit AutodiffBoundaries(Graph& graph) : graph_(graph) {}
+  AutodiffBoundaries(Graph& graph, std::function<Value*()> region)
+      : graph_(graph), region_(std::move(region)) {}
 
   void run() {
     // Which values may be in lower precision, to a fixed point (a loop
@@ -356,7 +380,8 @@ class AutodiffBoundaries {
  private:
   // A value may be in lower precision if a jitamp cast to it, or an op the
   // policy runs in lower precision behind smart casts, made it, or any op
-  // (an if, a loop) read one to make it. A float32 cast's result is not.
+  // (an if, a loop) read one to make it. A float32 cast's result is not,
+  // where the cast is one for every device type.
   void mark(Block* block) {
     for (Node* node : block->nodes()) {
       if (node->kind() == prim::Loop) {
@@ -370,7 +395,7 @@ class AutodiffBoundaries {
       for (Block* sub : node->blocks()) {
         mark(sub);
       }
-      if (node->kind() == ops::kToFp32) {
+      if (node->kind() == ops::kToFp32 && castsOnEveryDevice(node)) {
         continue;
       }
       bool any = node->kind() == ops::kToFp16 || lowPrecisionOp(node);
@@ -394,6 +419,20 @@ class AutodiffBoundaries {
     return lower_.count(value) != 0;
   }
 
+  // Whether a float32 cast gives float32 wherever autocast is on: its
+  // devices name both device types. A row of one device type leaves a
+  // tensor of the other as it is (softmax's CUDA-only float32 row, on a
+  // bfloat16 CPU tensor: fuzz seed 1132, index 1208).
+  static bool castsOnEveryDevice(const Node* cast) {
+    const std::optional<IValue> devices = toIValue(cast->input(1));
+    if (!devices.has_value() || !devices->isString()) {
+      return false;
+    }
+    const std::string& names = devices->toStringRef();
+    return names.find("cpu") != std::string::npos &&
+        names.find("cuda") != std::string::npos;
+  }
+
   // An op the policy runs in lower precision on some device type, behind a
   // smart cast.
   bool lowPrecisionOp(const Node* node) {
@@ -415,66 +454,123 @@ class AutodiffBoundaries {
     return false;
   }
 
+  // Whether `node` has a `dtype` argument that may not be None: an op that
+  // converts what it reads (softmax, sum, cumsum, ... with dtype=).
+  static bool convertsDtype(Node* node) {
+    const auto index = node->schema().argumentIndexWithName("dtype");
+    return index.has_value() && *index < node->inputs().size() &&
+        !node->input(*index)->mustBeNone();
+  }
+
   // Each aten op (what symbolic autodiff differentiates) that reads two
   // tensors or more reads those of them that may be in lower precision
   // through a boundary, unless a jitamp op made them (a boundary already).
+  // An op that converts a value that may be in lower precision to a dtype
+  // is kept out of every subgraph: boundaries on what it reads and on what
+  // its readers read of it (a subgraph of one node is not made). Its
+  // symbolic formula takes the gradient in the dtype it converted to, and
+  // softmax's passes self.dtype with it to _softmax_backward_data, which
+  // fails on CPU ("expected scalar type Float but found Half"; plain
+  // TorchScript too, with a float16 input; fuzz seed 1131, index 5305).
   void guard(Block* block) {
     for (Node* node : block->nodes()) {
       for (Block* sub : node->blocks()) {
         guard(sub);
       }
-      if (!node->kind().is_aten()) {
+      if (!node->kind().is_aten() || node->maybeSchema() == nullptr) {
         continue;
       }
       size_t tensors = 0;
+      bool reads_lower = false;
       for (const Value* input : node->inputs()) {
-        tensors += input->type()->kind() == TypeKind::TensorType ? 1 : 0;
+        if (input->type()->kind() == TypeKind::TensorType) {
+          ++tensors;
+          reads_lower = reads_lower || lower(input);
+        }
       }
-      if (tensors < 2) {
-        continue;
-      }
+      const bool isolate = reads_lower && convertsDtype(node);
       for (size_t i = 0; i < node->inputs().size(); ++i) {
         Value* input = node->input(i);
-        if (input->type()->kind() == TypeKind::TensorType && lower(input) &&
-            !isJitampOp(input->node())) {
-          node->replaceInput(i, boundaryOf(input));
+        if (input->type()->kind() == TypeKind::TensorType &&
+            !isJitampOp(input->node()) &&
+            ((lower(input) && (tensors >= 2 || isolate)) ||
+             isolated_.count(input) != 0)) {
+          node->replaceInput(i, boundaryOf(input, node));
         }
+      }
+      if (isolate) {
+        isolated_.insert(node->outputs().begin(), node->outputs().end());
       }
     }
   }
 
-  // One boundary per value, right after it is made.
-  Value* boundaryOf(Value* value) {
-    auto it = boundaries_.find(value);
-    if (it != boundaries_.end()) {
-      return it->second;
+  // The boundary of `value` that `user` reads: one made right before an
+  // earlier user in the user's block or a block around it (it runs
+  // before), else a new one right before `user`. Not right after the
+  // value is made: a value a loop or an if carries out of an early exit
+  // is uninitialized on the paths that never read it, and the boundary's
+  // kernel takes a Tensor ("Expected Tensor but got Uninitialized").
+  Value* boundaryOf(Value* value, Node* user) {
+    for (Block* block = user->owningBlock(); block != nullptr;
+         block = block->owningNode() ? block->owningNode()->owningBlock()
+                                     : nullptr) {
+      auto it = boundaries_.find({value, block});
+      if (it != boundaries_.end()) {
+        return it->second;
+      }
     }
-    if (region_ == nullptr) {
-      region_ = insertCallerRegion(graph_);
-    }
-    Node* boundary = graph_.create(ops::kDependent, {value, region_}, 1);
+    Node* boundary = graph_.create(ops::kDependent, {value, region_()}, 1);
     boundary->output()->setType(value->type());
     boundary->setSourceRange(value->node()->sourceRange());
-    if (value->node()->kind() == prim::Param) {
-      boundary->insertBefore(value->node()->owningBlock()->nodes().front());
-    } else {
-      boundary->insertAfter(value->node());
-    }
-    boundaries_.emplace(value, boundary->output());
+    boundary->insertBefore(user);
+    boundaries_.emplace(std::make_pair(value, user->owningBlock()),
+                        boundary->output());
     return boundary->output();
   }
 
   Graph& graph_;
   std::unordered_set<const Value*> lower_;
-  std::unordered_map<Value*, Value*> boundaries_;
+  // The results of ops kept out of every subgraph (guard).
+  std::unordered_set<const Value*> isolated_;
+  // By the value and the block of the user it was made for.
+  std::map<std::pair<Value*, Block*>, Value*> boundaries_;
   PolicyCache policies_;
-  Value* region_ = nullptr;
+  // The caller-region token the boundaries read (one per plan, made at the
+  // first boundary).
+  std::function<Value*()> region_;
 };
+
+// Keeps every aten::addmm that DecomposeOps may split whole
+// (decomposableAddmm, fold_barriers.h): it reads its beta through
+// `jitamp::autocast_dependent.scalar`, which no pass folds (its region
+// token is never a constant).
+void keepAddmmWhole(Block* block, const std::function<Value*()>& region) {
+  for (Node* node : block->nodes()) {
+    for (Block* sub : node->blocks()) {
+      keepAddmmWhole(sub, region);
+    }
+    if (decomposableAddmm(node) &&
+        !isFoldBarrier(node->namedInput(attr::beta)->node()) &&
+        !isFoldBarrier(node->namedInput(attr::alpha)->node())) {
+      insertFoldBarrier(node, *node->schema().argumentIndexWithName("beta"),
+                        region());
+    }
+  }
+}
 
 } // namespace
 
 void ProfilingExecutorPlan(const std::shared_ptr<Graph>& plan) {
-  AutodiffBoundaries(*plan).run();
+  Value* region = nullptr;
+  const auto caller_region = [&]() {
+    if (region == nullptr) {
+      region = insertCallerRegion(*plan);
+    }
+    return region;
+  };
+  AutodiffBoundaries(*plan, caller_region).run();
+  keepAddmmWhole(plan->block(), caller_region);
+  KeepIfsOutOfLine(plan);
 }
 
 std::shared_ptr<Graph> SimpleExecutorPlan(const std::shared_ptr<Graph>& plan) {
@@ -483,12 +579,14 @@ std::shared_ptr<Graph> SimpleExecutorPlan(const std::shared_ptr<Graph>& plan) {
   LoopCastHoister(copy).run();
   removeKernelCasts(copy->block());
   KeepLoopsOutOfLine(copy);
+  KeepIfsOutOfLine(copy);
   return copy;
 }
 
 std::shared_ptr<Graph> PreoptimizedCopy(const std::shared_ptr<Graph>& graph) {
   std::shared_ptr<Graph> copy = graph->copy();
   Inline(*copy);
+  removeCastsOfNone(copy->block());
   guardTransposePairs(copy->block());
   PeepholeOptimize(copy, /*disable_shape_peepholes=*/true);
   removeGuards(copy->block());

@@ -29,7 +29,11 @@ namespace jitamp {
 // order, with every `aten::t` of an `aten::t` kept: the peephole pass runs
 // with an aten::alias between the two (which it does not fold), removed
 // right after it. Inline reads the callees' optimized_graph(), so they must
-// have theirs first (function_rewrite.cpp installs callees first).
+// have theirs first (function_rewrite.cpp installs callees first). After
+// inlining, a smart cast of None (a `Tensor?` argument the caller passes
+// None to) goes: None in every state, and kept, an optional no pass sees
+// to be None (symbolic autodiff mishandled layer_norm's weight and bias
+// merged into one such value).
 std::shared_ptr<torch::jit::Graph> PreoptimizedCopy(
     const std::shared_ptr<torch::jit::Graph>& graph);
 
@@ -62,7 +66,8 @@ std::shared_ptr<torch::jit::Graph> PreoptimizedCopy(
 // made once before it (jitamp::autocast_to_fp16_before_loop, see
 // LoopCastHoister in preoptimize.cpp and cast_ops.cpp for what it gives).
 // The removal can line a loop up with the node that reads its result, so
-// KeepLoopsOutOfLine runs again on the copy.
+// KeepLoopsOutOfLine runs again on the copy; then KeepIfsOutOfLine
+// (keep_loops_out_of_line.h).
 std::shared_ptr<torch::jit::Graph> SimpleExecutorPlan(
     const std::shared_ptr<torch::jit::Graph>& plan);
 
@@ -81,6 +86,10 @@ std::shared_ptr<torch::jit::Graph> SimpleExecutorPlan(
 // gradient that crosses it. (jitamp's casts end subgraphs already.)
 // FoldStaticCasts removes these in frozen graphs (no input of theirs is a
 // constant), and the simple executor's plan drops them.
+// Also, each aten::addmm that TorchScript's DecomposeOps would split into
+// `mm` + `add` (rounding twice; decomposableAddmm, fold_barriers.h) reads
+// its beta through `jitamp::autocast_dependent.scalar`, which no pass folds.
+// Last, KeepIfsOutOfLine (keep_loops_out_of_line.h).
 void ProfilingExecutorPlan(const std::shared_ptr<torch::jit::Graph>& plan);
 
 } // namespace jitamp

@@ -130,6 +130,17 @@ PYBIND11_MODULE(_C, m) {
       "names changed.");
 
   m.def(
+      "keep_addmm_whole",
+      [](const torch::jit::Module& module) {
+        return jitamp::KeepAddmmWholeInModule(module);
+      },
+      py::arg("module"),
+      "Each addmm of the module's methods with beta = alpha = 1 reads beta "
+      "from a module attribute, so that TorchScript's stock executors do not "
+      "split it (function_rewrite.h); returns whether it changed (then "
+      "preoptimize_module).");
+
+  m.def(
       "preoptimize_module",
       [](const torch::jit::Module& module) {
         jitamp::PreoptimizeModule(module);

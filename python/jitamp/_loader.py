@@ -55,10 +55,56 @@ def attach(module: torch._C.ScriptModule, simple_executor: bool) -> None:
     attribute to a type changes every object of that type, and objects made
     earlier would lack the slot.
     """
-    if module.hasattr(ATTRIBUTE):
-        return
     # A Python ModelLoader becomes a TorchScript object of its class here.
-    module._register_attribute(ATTRIBUTE, _loader_type(), ModelLoader(simple_executor))
+    if not module.hasattr(ATTRIBUTE):
+        module._register_attribute(ATTRIBUTE, _loader_type(), ModelLoader(simple_executor))
+        _executors[module._type().qualified_name()] = simple_executor
+    elif module.getattr(ATTRIBUTE) is None:
+        # an object of a type that got the attribute with another object
+        fill(module)
+
+
+# How the functions of each module type that got the attribute run (the
+# simple executor or not), by the type's qualified name.
+_executors: dict[str, bool] = {}
+
+
+def fill(module: torch._C.ScriptModule) -> None:
+    """Give `module` its loader object where its slot is empty: an object
+    that torch.jit.script made of a module type it had compiled for an
+    earlier object reuses that type, methods and attribute slots, without
+    calling the emit hooks again, and the slot stays None. Saved so, no
+    loader would configure the model: torch.jit.load ran it with PyTorch's
+    built-in JIT autocast (bfloat16 where eager gives float32 behind a
+    scripted `enabled=False` scope). Submodules' are the caller's."""
+    if module.hasattr(ATTRIBUTE) and module.getattr(ATTRIBUTE) is None:
+        simple = _executors.get(module._type().qualified_name())
+        if simple is not None:
+            module.setattr(ATTRIBUTE, ModelLoader(simple))
+
+
+class Fills:
+    """torch.jit.script fills the loader slots of each module object it
+    makes (fill), while jitamp is enabled; uninstall() puts torch's back."""
+
+    def __init__(self) -> None:
+        from torch.jit import _recursive
+
+        create = _recursive.create_script_module_impl
+
+        @functools.wraps(create)
+        def create_and_fill(nn_module: Any, concrete_type: Any, stubs_fn: Any) -> Any:
+            scripted = create(nn_module, concrete_type, stubs_fn)
+            fill(scripted._c)  # submodules: by the recursion, through here
+            return scripted
+
+        self.original = create
+        _recursive.create_script_module_impl = create_and_fill
+
+    def uninstall(self) -> None:
+        from torch.jit import _recursive
+
+        _recursive.create_script_module_impl = self.original
 
 
 def _simple_executor_of(module: torch._C.ScriptModule) -> bool | None:
@@ -66,7 +112,10 @@ def _simple_executor_of(module: torch._C.ScriptModule) -> bool | None:
     jitamp has not rewritten."""
     if not module.hasattr(ATTRIBUTE):
         return None
-    return bool(module.getattr(ATTRIBUTE).simple_executor)
+    loader = module.getattr(ATTRIBUTE)
+    if loader is None:
+        return _executors.get(module._type().qualified_name())
+    return bool(loader.simple_executor)
 
 
 _freezing = threading.local()  # .deferred: optimize_for_inference folds at its end

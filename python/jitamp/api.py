@@ -56,9 +56,10 @@ def enable(*, profiling_executor: bool = False) -> _Enabled:
     subgraph wherever a low-precision value meets another tensor, so
     eager's engine casts those, but gradients of a value read several
     times in one subgraph are summed in another order than eager's (low
-    bits may differ). Its optimizations change some forward values and
-    errors too, as in plain TorchScript (DecomposeOps: `addmm` becomes
-    `mm` + `add`, rounding twice).
+    bits may differ). Its optimizations change some errors too, as in
+    plain TorchScript (an in-place op on a view of a differentiable
+    subgraph's result, `out=` forms with grad); its split of `addmm` into
+    `mm` + `add` (rounding twice) jitamp prevents.
     """
     global _state
     with _lock:
@@ -93,6 +94,7 @@ def enable(*, profiling_executor: bool = False) -> _Enabled:
         torch._C._jit_get_emit_hooks = _get_emit_hooks
         _state["decorators"] = _decorators.Installed()
         _state["tracing"] = _tracing.Installed()
+        _state["loader_slots"] = _loader.Fills()
         _forget_compiled_types()
         return _Enabled()
 
@@ -132,6 +134,7 @@ def disable() -> None:
             return
         _state["decorators"].uninstall()
         _state["tracing"].uninstall()
+        _state["loader_slots"].uninstall()
         torch._C._jit_set_emit_hooks = _state["set_emit_hooks"]
         torch._C._jit_get_emit_hooks = _state["get_emit_hooks"]
         torch._C._jit_set_emit_hooks(*_state["others"])
@@ -270,7 +273,11 @@ def freeze(module: Any, *, preserved_attrs: Sequence[str] | None = None,
     standalone=True: a frozen model without any jitamp op, which runs in a
     stock LibTorch or torch.jit.load without jitamp, exact for callers whose
     autocast is off (a caller's autocast reaches its ops as it reaches any
-    stock TorchScript model). Raises ValueError, saying why, unless every
+    stock TorchScript model). An `addmm` whose beta and alpha are 1 reads
+    beta from a module attribute (`_unsplit_addmm_beta_<type>`), so that the
+    stock profiling executor does not split it into `mm` + `add`, rounding
+    twice; freezing the model again would undo that. Raises ValueError,
+    saying why, unless every
     scope is a CPU scope with constant dtype and enabled and every op in it
     can do without one (strip_static_scopes.h).
     """
@@ -299,6 +306,8 @@ def freeze(module: Any, *, preserved_attrs: Sequence[str] | None = None,
                                         for line, count in obstacles.items()))
     for graph in graphs.values():
         _C.strip_static_scopes(graph)
+    # stock executors run it: keep what they would split apart whole
+    _C.keep_addmm_whole(frozen._c)
     _C.preoptimize_module(frozen._c)
     return frozen
 

@@ -107,6 +107,27 @@ def calls_a_loop_that_reads_its_argument(x: Tensor, n: int) -> Tensor:
     return out
 
 
+def loop_in_an_if(x0: Tensor, flag: bool) -> List[Tensor]:
+    # Fuzz seed 1134, index 6768, shrunk: the inner if (one output, v10,
+    # used once by the outer branch's return, which reads v3 first) holds
+    # a loop that reads v3. An if has no carried values: jitamp's simple
+    # executor puts an op after it (KeepIfsOutOfLine).
+    sink: List[Tensor] = []
+    v3 = x0
+    v10 = x0
+    if not flag:
+        v3 = torch.exp(v3)
+        if not flag:
+            v10 = torch.softmax(x0, -1)
+            k = 0
+            while k < 2:
+                k += 1
+                sink.append(torch.trace(x0) + v3)
+    sink.append(v3 * 2)
+    sink.append(v10 * 2)
+    return sink
+
+
 def forks_the_loop(x0: Tensor, x1: Tensor, n: int) -> Tuple[Tensor, List[Tensor]]:
     future = torch.jit.fork(run_time_trip_counts, x0, x1, n)
     return torch.jit.wait(future)
@@ -120,6 +141,7 @@ CASES = {
     "read_by_an_op": (read_by_an_op, [X]),
     "inlined_callee": (calls_a_loop_that_reads_its_argument, [X, 2]),
     "forked": (forks_the_loop, [X, Y, 2]),
+    "loop_in_an_if": (loop_in_an_if, [X, False]),
 }
 
 

@@ -30,7 +30,12 @@ torch.inference_mode (as model servers often call models); with
 backward; save/load for a share of module programs; every module program
 also frozen (torch.jit.freeze, compared under no_grad in the same eager
 region) and, where jitamp.freeze(standalone=True) takes it and the region
-leaves autocast off, frozen standalone; jitamp enabled or not at run time.
+leaves autocast off, frozen standalone; jitamp enabled or not at run time;
+a quarter scripted with `jitamp.enable(profiling_executor=True)` (EXECUTOR;
+their standalone model is frozen for that executor too, what a stock
+torch.jit.load runs), whose gradients are compared with a tolerance (its
+symbolic autodiff sums a value's gradient in its own order, docs/design.md,
+"Symbolic autodiff").
 
 Known deviations (docs/design.md, the xfails) are avoided by the generator:
 - eager's stale cast cache across nested scopes of different dtypes: a
@@ -55,7 +60,21 @@ order of forked tasks (compared with a tolerance, and beyond it reported
 as "known:fork-grad-order" where a direct call instead of fork/wait gives
 eager's gradients: plain TorchScript gives the same; so are two backward
 errors that meet in another order), `@torch.autocast` decorators
-(jitamp-only syntax). (TorchScript's preoptimization, whose peephole pass
+(jitamp-only syntax), and two errors the profiling executor's symbolic
+autodiff raises where eager does not or raises another (an in-place op on
+a view of a differentiable subgraph's result: "known:profiling-view-of-leaf";
+`out=` forms with grad: "known:profiling-out-grad"), a symbolic formula
+that raises where eager's derivative works ("known:profiling-backward-formula":
+`abs` of a complex tensor calls `sign`; dtype errors excluded), and in-place
+errors naming a differentiable subgraph's output ("known:profiling-autograd-node")
+or raised where eager returns, a formula having saved a tensor eager's does
+not ("known:profiling-saved-by-formula": softmax with dtype= saves its
+input); plain TorchScript does all of these. A profiling program with no
+autocast anywhere that differs is run as plain TorchScript too, and a
+difference of the same kind is "known:profiling-plain-torchscript"; so is a
+frozen model's ("known:frozen-plain-torchscript": freezing's own
+optimizations remove an `out=` op whose results only dead code reads, and
+eager's error with it). (TorchScript's preoptimization, whose peephole pass
 folds `x.t().t()` to `x`, was one, findings 9 and 10, until jitamp made
 the graph its executors run: csrc/jit_autocast/preoptimize.h.)
 
@@ -63,11 +82,7 @@ Not covered yet: CUDA tensors (no GPU here: cuda scopes are generated but
 disabled), shapes other than [4, 4] and broadcasting between shapes,
 complex dtypes, dicts/tuples/classes as values, `raise`/assert statements,
 optimize_for_inference, frozen models with gradients (frozen weights are
-constants), threads, `jitamp.add_autocast`,
-the profiling executor (`jitamp.enable(profiling_executor=True)`: its
-optimizations differ from eager in plain TorchScript too, e.g. `addmm`
-made `mm` + `add`, and the comparison would need to tell those apart:
-docs/design.md, "Symbolic autodiff"), queries of
+constants), threads, `jitamp.add_autocast`, queries of
 the autocast state inside scripted code, more of the fp32 and promote rows
 (linalg, fft variants, pooling, grid_sample, rnn cells), integer/bool
 scalars as op arguments from computed values.

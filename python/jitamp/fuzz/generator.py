@@ -22,6 +22,9 @@ from typing import NamedTuple
 
 from .._library import EAGER_ENTER_RETURNS_NONE
 
+# The share of programs scripted with jitamp.enable(profiling_executor=True).
+PROFILING_SHARE = 0.25
+
 # --------------------------------------------------------------------------
 # Op templates. `policy` is the op's effective CPU policy in the installed
 # torch's table ("none": no CPU row; the CUDA policy, if any, is in `cuda`),
@@ -238,7 +241,7 @@ class Program:
 def render_harness(h: dict) -> list[str]:
     """The plain-Python part: inputs per call, what to compare."""
     out = ["# --- harness (plain Python, never scripted) ---"]
-    for key in ("KIND", "GRAD", "OUTER", "SAVE", "RUNTIME_JITAMP", "ALTERNATE"):
+    for key in ("KIND", "GRAD", "OUTER", "SAVE", "RUNTIME_JITAMP", "ALTERNATE", "EXECUTOR"):
         out.append(f"{key} = {h[key]!r}")
     out.append("")
     out.append("")
@@ -687,6 +690,10 @@ class Generator:
             # deviation under PyTorch's built-in JIT autocast, see runner)
             "RUNTIME_JITAMP": self.chance(0.5),
             "ALTERNATE": self.chance(0.6),
+            # jitamp.enable(profiling_executor=True) for a quarter: drawn
+            # apart from the program's stream, which stays what it was
+            "EXECUTOR": ("profiling" if random.Random(f"jitamp-fuzz-executor:{self.seed}:{self.index}")
+                         .random() < PROFILING_SHARE else "simple"),
             "input_seed": rng.randrange(1 << 20),
             "tensors": tensors,
             "extras": extras,
@@ -695,6 +702,7 @@ class Generator:
         }
         self.features.add("grad" if grad else "no grad")
         self.features.add(f"outer:{outer}")
+        self.features.add(f"executor:{harness['EXECUTOR']}")
         return Program(self.seed, self.index, defs, harness, self.features)
 
     def helper(self) -> Def:
