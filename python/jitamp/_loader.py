@@ -59,9 +59,17 @@ def attach(module: torch._C.ScriptModule, simple_executor: bool) -> None:
     if not module.hasattr(ATTRIBUTE):
         module._register_attribute(ATTRIBUTE, _loader_type(), ModelLoader(simple_executor))
         _executors[module._type().qualified_name()] = simple_executor
-    elif module.getattr(ATTRIBUTE) is None:
+    elif _loader_of(module) is None:
         # an object of a type that got the attribute with another object
         fill(module)
+
+
+def _loader_of(module: torch._C.ScriptModule) -> ModelLoader | None:
+    """The module's loader object, None where its slot is empty. (Python
+    gets a TorchScript object only of a class its own compilation unit
+    has: a model loaded in a fresh process holds one of the loaded unit's.)"""
+    _loader_type()
+    return module.getattr(ATTRIBUTE)
 
 
 # How the functions of each module type that got the attribute run (the
@@ -77,7 +85,7 @@ def fill(module: torch._C.ScriptModule) -> None:
     loader would configure the model: torch.jit.load ran it with PyTorch's
     built-in JIT autocast (bfloat16 where eager gives float32 behind a
     scripted `enabled=False` scope). Submodules' are the caller's."""
-    if module.hasattr(ATTRIBUTE) and module.getattr(ATTRIBUTE) is None:
+    if module.hasattr(ATTRIBUTE) and _loader_of(module) is None:
         simple = _executors.get(module._type().qualified_name())
         if simple is not None:
             module.setattr(ATTRIBUTE, ModelLoader(simple))
@@ -112,7 +120,7 @@ def _simple_executor_of(module: torch._C.ScriptModule) -> bool | None:
     jitamp has not rewritten."""
     if not module.hasattr(ATTRIBUTE):
         return None
-    loader = module.getattr(ATTRIBUTE)
+    loader = _loader_of(module)
     if loader is None:
         return _executors.get(module._type().qualified_name())
     return bool(loader.simple_executor)
