@@ -69,7 +69,9 @@ that raises where eager's derivative works ("known:profiling-backward-formula":
 errors naming a differentiable subgraph's output ("known:profiling-autograd-node")
 or raised where eager returns, a formula having saved a tensor eager's does
 not ("known:profiling-saved-by-formula": softmax with dtype= saves its
-input); plain TorchScript does all of these. A profiling program with no
+input), gradients NaN on one side only ("known:profiling-nan-grad": relu's
+formula multiplies a NaN gradient by its mask, eager's selects); plain
+TorchScript does all of these. A profiling program with no
 autocast anywhere that differs is run as plain TorchScript too, and a
 difference of the same kind is "known:profiling-plain-torchscript"; so is a
 frozen model's ("known:frozen-plain-torchscript": freezing's own
