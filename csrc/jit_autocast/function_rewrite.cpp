@@ -488,7 +488,7 @@ std::vector<std::string> FoldStaticCastsInModule(const Module& module) {
 
 namespace {
 
-// keepAddmmWholeInModule's walk: replaces the constant beta of each addmm
+// KeepAddmmWholeInModule's walk: replaces the constant beta of each addmm
 // DecomposeOps would split by a read of `module`'s attribute holding it.
 bool readBetasFromAttributes(Block* block, Value* self, Module& module) {
   bool changed = false;
