@@ -12,65 +12,70 @@ using namespace torch::jit;
 
 namespace {
 
-// The values defined outside `loop` (not constants) that its blocks read.
+// The values defined outside `outer` (a loop or an if; not constants)
+// that its blocks read.
 void collectOuterReads(
     Block* block,
-    const Node* loop,
+    const Node* outer,
     std::unordered_set<Value*>& reads) {
   for (Node* node : block->nodes()) {
     for (Value* input : node->inputs()) {
       if (input->node()->kind() != c10::prim::Constant &&
-          !input->node()->isDominatedBy(loop)) {
+          !input->node()->isDominatedBy(outer)) {
         reads.insert(input);
       }
     }
     for (Block* sub : node->blocks()) {
-      collectOuterReads(sub, loop, reads);
+      collectOuterReads(sub, outer, reads);
     }
   }
   for (Value* output : block->return_node()->inputs()) {
     if (output->node()->kind() != c10::prim::Constant &&
-        !output->node()->isDominatedBy(loop)) {
+        !output->node()->isDominatedBy(outer)) {
       reads.insert(output);
     }
   }
 }
 
-// Whether `user` is, or is nested in, a node of `loop`'s block after `loop`
+// Whether `user` is, or is nested in, a node of `node`'s block after `node`
 // (the block's return included).
-bool isLaterInBlock(Node* user, Node* loop) {
-  Block* block = loop->owningBlock();
+bool isLaterInBlock(Node* user, Node* node) {
+  Block* block = node->owningBlock();
   while (user != nullptr && user->owningBlock() != block) {
     user = user->owningBlock()->owningNode();
   }
-  return user != nullptr && user != loop && user->isAfter(loop);
+  return user != nullptr && user != node && user->isAfter(node);
 }
 
-bool mayBeEmittedInline(Node* loop) {
-  return loop->outputs().size() == 1 && loop->output()->uses().size() == 1;
+bool mayBeEmittedInline(Node* node) {
+  return node->outputs().size() == 1 && node->output()->uses().size() == 1;
 }
 
 // KeepIfsOutOfLine's op: does nothing; CONSERVATIVE, so no pass removes it.
 const c10::Symbol kKeepOutOfLine =
     c10::Symbol::fromQualString("jitamp::keep_out_of_line");
 
-bool needsKeeping(Node* loop) {
-  if (!mayBeEmittedInline(loop)) {
+// Whether `node` (a loop or an if) may be emitted inline and then lose a
+// value: its blocks read one that a later node of its block (or the
+// block's return) reads too, or, its result returned by the graph, a graph
+// input (for callers that inline it).
+bool needsKeeping(Node* node) {
+  if (!mayBeEmittedInline(node)) {
     return false;
   }
   std::unordered_set<Value*> reads;
-  for (Block* body : loop->blocks()) {
-    collectOuterReads(body, loop, reads);
+  for (Block* body : node->blocks()) {
+    collectOuterReads(body, node, reads);
   }
-  Graph& graph = *loop->owningGraph();
-  const Use& result_use = loop->output()->uses().front();
+  Graph& graph = *node->owningGraph();
+  const Use& result_use = node->output()->uses().front();
   const bool graph_returns_result = result_use.user == graph.return_node();
   for (Value* read : reads) {
     if (graph_returns_result && read->node() == graph.param_node()) {
       return true; // inlined into a caller, the caller's value may be read
     }
     for (const Use& use : read->uses()) {
-      if (isLaterInBlock(use.user, loop)) {
+      if (isLaterInBlock(use.user, node)) {
         return true;
       }
     }

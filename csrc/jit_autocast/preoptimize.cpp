@@ -1,5 +1,6 @@
 #include "preoptimize.h"
 
+#include "cast_ops.h"
 #include "fold_barriers.h"
 #include "jitamp_ir.h"
 #include "keep_loops_out_of_line.h"
@@ -425,12 +426,9 @@ class AutodiffBoundaries {
   // bfloat16 CPU tensor: fuzz seed 1132, index 1208).
   static bool castsOnEveryDevice(const Node* cast) {
     const std::optional<IValue> devices = toIValue(cast->input(1));
-    if (!devices.has_value() || !devices->isString()) {
-      return false;
-    }
-    const std::string& names = devices->toStringRef();
-    return names.find("cpu") != std::string::npos &&
-        names.find("cuda") != std::string::npos;
+    return devices.has_value() && devices->isString() &&
+        namesDevice(devices->toStringRef(), c10::DeviceType::CPU) &&
+        namesDevice(devices->toStringRef(), c10::DeviceType::CUDA);
   }
 
   // An op the policy runs in lower precision on some device type, behind a

@@ -59,8 +59,7 @@ def attach(module: torch._C.ScriptModule, simple_executor: bool) -> None:
     if not module.hasattr(ATTRIBUTE):
         module._register_attribute(ATTRIBUTE, _loader_type(), ModelLoader(simple_executor))
         _executors[module._type().qualified_name()] = simple_executor
-    elif _loader_of(module) is None:
-        # an object of a type that got the attribute with another object
+    else:  # an object of a type that got the attribute with another object
         fill(module)
 
 
