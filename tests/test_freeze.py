@@ -115,6 +115,32 @@ class Conv1D(nn.Module):
         return y.float() + z
 
 
+class SummedMMs(nn.Module):
+    """torch.mm as TorchScript's stock executors batch it (BatchMM, on no-grad
+    code): a tree of four summed by add becomes one mm of concatenated
+    inputs, rounding once where eager rounds each product and sum, and eight
+    of one input become one mm of the others concatenated; in a bfloat16
+    scope and outside it. (No two products are equal: freezing's CSE would
+    merge them, which changes gradients; docs/design.md, "What the frozen
+    model promises".)"""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(12, 64, 64))
+
+    def forward(self, x: Tensor) -> Tensor:
+        w = self.w
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            low = (torch.mm(x, w[8]) + torch.mm(x.t(), w[9])
+                   + torch.mm(x * 2, w[10]) + torch.mm(x + 1, w[11]))
+            s0, s1, s2, s3 = torch.mm(x, w[0]), torch.mm(x, w[1]), torch.mm(x, w[2]), torch.mm(x, w[3])
+            s4, s5, s6, s7 = torch.mm(x, w[4]), torch.mm(x, w[5]), torch.mm(x, w[6]), torch.mm(x, w[7])
+        side = torch.stack([s0, s1, s2, s3, s4, s5, s6, s7])
+        full = (torch.mm(x, w[4]) + torch.mm(x * 3, w[5])
+                + torch.mm(x - 1, w[6]) + torch.mm(x / 2, w[7]))
+        return low.float() + side.float().sum(0) + full
+
+
 def frozen_and_eager(cls, how="freeze"):
     torch.manual_seed(0)
     model = cls().eval()
@@ -148,7 +174,7 @@ def inputs(cls) -> tuple:
         return (torch.randn(2, 3, 8, 8),)
     if cls is Dynamic:
         return (torch.randn(4, 8), True)
-    if cls is Conv1D:
+    if cls in (Conv1D, SummedMMs):
         return (torch.randn(64, 64),)
     return (torch.randn(4, 16 if cls is MLP else 8),)
 
@@ -406,8 +432,8 @@ def _all_nodes(graph):
     return out
 
 
-@pytest.mark.parametrize("cls", [MLP, ConvNet, NestedDisabled, Conv1D],
-                         ids=["mlp", "convnet", "nested_disabled", "conv1d"])
+@pytest.mark.parametrize("cls", [MLP, ConvNet, NestedDisabled, Conv1D, SummedMMs],
+                         ids=["mlp", "convnet", "nested_disabled", "conv1d", "summed_mms"])
 def test_standalone_has_no_jitamp_op_and_matches_eager(cls):
     model, frozen = standalone(cls)
     graph = frozen.graph
@@ -698,7 +724,8 @@ print("done")
 """
 
 
-@pytest.mark.parametrize("cls", [MLP, ConvNet, Conv1D], ids=["mlp", "convnet", "conv1d"])
+@pytest.mark.parametrize("cls", [MLP, ConvNet, Conv1D, SummedMMs],
+                         ids=["mlp", "convnet", "conv1d", "summed_mms"])
 def test_standalone_runs_in_stock_torch_without_jitamp(cls, tmp_path):
     model, frozen = standalone(cls)
     x = inputs(cls)[0]

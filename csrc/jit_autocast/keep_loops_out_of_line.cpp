@@ -13,27 +13,32 @@ using namespace torch::jit;
 namespace {
 
 // The values defined outside `outer` (a loop or an if; not constants)
-// that its blocks read.
+// that its blocks read in a loop (`in_loop`: `block` is in one): the
+// interpreter moves a value out at the use it emits last, and a move in a
+// loop body leaves later iterations without it. A read in an if's own
+// blocks, outside any loop, runs once: moved there, nothing reads it again.
 void collectOuterReads(
     Block* block,
     const Node* outer,
+    bool in_loop,
     std::unordered_set<Value*>& reads) {
+  const auto collect = [&](Value* value) {
+    if (in_loop && value->node()->kind() != c10::prim::Constant &&
+        !value->node()->isDominatedBy(outer)) {
+      reads.insert(value);
+    }
+  };
   for (Node* node : block->nodes()) {
     for (Value* input : node->inputs()) {
-      if (input->node()->kind() != c10::prim::Constant &&
-          !input->node()->isDominatedBy(outer)) {
-        reads.insert(input);
-      }
+      collect(input);
     }
     for (Block* sub : node->blocks()) {
-      collectOuterReads(sub, outer, reads);
+      collectOuterReads(
+          sub, outer, in_loop || node->kind() == c10::prim::Loop, reads);
     }
   }
   for (Value* output : block->return_node()->inputs()) {
-    if (output->node()->kind() != c10::prim::Constant &&
-        !output->node()->isDominatedBy(outer)) {
-      reads.insert(output);
-    }
+    collect(output);
   }
 }
 
@@ -56,16 +61,18 @@ const c10::Symbol kKeepOutOfLine =
     c10::Symbol::fromQualString("jitamp::keep_out_of_line");
 
 // Whether `node` (a loop or an if) may be emitted inline and then lose a
-// value: its blocks read one that a later node of its block (or the
-// block's return) reads too, or, its result returned by the graph, a graph
-// input (for callers that inline it).
+// value: its blocks read one in a loop that a later node of its block (or
+// the block's return) reads too, or, its result returned by the graph, a
+// graph input (for callers that inline it). Emitted inline, the node that
+// reads its result loads its other inputs first, so the loop's read may be
+// the use emitted last.
 bool needsKeeping(Node* node) {
   if (!mayBeEmittedInline(node)) {
     return false;
   }
   std::unordered_set<Value*> reads;
   for (Block* body : node->blocks()) {
-    collectOuterReads(body, node, reads);
+    collectOuterReads(body, node, node->kind() == c10::prim::Loop, reads);
   }
   Graph& graph = *node->owningGraph();
   const Use& result_use = node->output()->uses().front();

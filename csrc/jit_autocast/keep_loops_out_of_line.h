@@ -38,12 +38,14 @@ namespace jitamp {
 // subgraphs. Idempotent. Returns whether it changed the graph.
 bool KeepLoopsOutOfLine(const std::shared_ptr<torch::jit::Graph>& graph);
 
-// The same for a prim::If with one output used once, whose blocks read a
-// value (a loop in them, say) that a later node of its block also reads:
+// The same for a prim::If with one output used once, with a loop in its
+// blocks that reads a value that a later node of the if's block also reads:
 // emitted inline where the node that reads its result reads that value
-// first, the value was moved out before the if ran ("Expected Tensor but
-// got None"; fuzz seed 1134, index 6768; plain TorchScript's legacy
-// executor fails alike). An if has no carried values to add, and an
+// first, the loop's read is the use emitted last, which moves the value out
+// in the first iteration, and the next reads None ("Expected Tensor but got
+// None"; fuzz seed 1134, index 6768; plain TorchScript's legacy executor
+// fails alike). A read in the if's blocks outside any loop runs once, and
+// moving the value there loses nothing. An if has no carried values to add, and an
 // output nothing reads goes in dead code elimination: the if gets
 // `jitamp::keep_out_of_line()` right after it, an op that does nothing and
 // that no pass removes, so that it no longer lines up with its reader. For

@@ -141,6 +141,17 @@ PYBIND11_MODULE(_C, m) {
       "preoptimize_module).");
 
   m.def(
+      "keep_mms_unbatched",
+      [](const torch::jit::Module& module) {
+        return jitamp::KeepMMsUnbatchedInModule(module);
+      },
+      py::arg("module"),
+      "Each method of the module that has an aten::mm holds a never-taken "
+      "in-place write to a module attribute, so that TorchScript's stock "
+      "executors do not batch its mm ops (BatchMM, function_rewrite.h); "
+      "returns whether it changed (then preoptimize_module).");
+
+  m.def(
       "preoptimize_module",
       [](const torch::jit::Module& module) {
         jitamp::PreoptimizeModule(module);

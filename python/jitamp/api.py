@@ -276,7 +276,10 @@ def freeze(module: Any, *, preserved_attrs: Sequence[str] | None = None,
     stock TorchScript model). An `addmm` whose beta and alpha are 1 reads
     beta from a module attribute (`_unsplit_addmm_beta_<type>`), so that the
     stock profiling executor does not split it into `mm` + `add`, rounding
-    twice; freezing the model again would undo that. Raises ValueError,
+    twice; a method with an `mm` starts with a never-taken in-place write to
+    a module attribute (`_unbatched_mm_guard`), so that the stock executors
+    do not batch its `mm` ops into one, summing in another order. Freezing
+    the model again would undo both. Raises ValueError,
     saying why, unless every
     scope is a CPU scope with constant dtype and enabled and every op in it
     can do without one (strip_static_scopes.h).
@@ -308,6 +311,7 @@ def freeze(module: Any, *, preserved_attrs: Sequence[str] | None = None,
         _C.strip_static_scopes(graph)
     # stock executors run it: keep what they would split apart whole
     _C.keep_addmm_whole(frozen._c)
+    _C.keep_mms_unbatched(frozen._c)
     _C.preoptimize_module(frozen._c)
     return frozen
 

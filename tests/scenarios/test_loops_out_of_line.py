@@ -11,8 +11,11 @@ never unrolls, so it met it with constant trip counts too. jitamp's
 KeepLoopsOutOfLine (csrc/jit_autocast/keep_loops_out_of_line.h) gives such
 loops two more carried values, so they run as eager does in every plan.
 
-Each case also shows that plain TorchScript fails on it, so that the case
-covers the interpreter's bug and not a program that runs anyway.
+Each case the pass changes also shows that plain TorchScript fails on it,
+so that the case covers the interpreter's bug and not a program that runs
+anyway. Two ifs whose blocks read such a value outside any loop lose
+nothing: the pass leaves them as they are (test_an_if_is_kept_out_of_line_
+only_for_a_loop_in_it), and they run as eager.
 """
 from typing import List, Tuple
 
@@ -128,6 +131,33 @@ def loop_in_an_if(x0: Tensor, flag: bool) -> List[Tensor]:
     return sink
 
 
+def if_reads_outside_a_loop(x0: Tensor, flag: bool) -> List[Tensor]:
+    # loop_in_an_if without the loop: the inner if's block reads v3 once,
+    # after the outer branch's return has loaded it; moved there, nothing
+    # reads it again. No op is needed after the if.
+    sink: List[Tensor] = []
+    v3 = x0
+    v10 = x0
+    if not flag:
+        v3 = torch.exp(v3)
+        if not flag:
+            v10 = torch.softmax(x0, -1) + v3
+    sink.append(v3 * 2)
+    sink.append(v10 * 2)
+    return sink
+
+
+def if_in_a_loop_reads_outside_a_loop(x0: Tensor, flag: bool, n: int) -> List[Tensor]:
+    # The same in a loop, of a value made before it: add loads v3, then the
+    # if, emitted inline, reads it; TorchScript keeps a value a loop reads
+    # alive past the loop, so no iteration loses it.
+    sink: List[Tensor] = []
+    v3 = torch.exp(x0)
+    for i in range(n):
+        sink.append(torch.add(v3, (torch.softmax(x0, -1) + v3) if not flag else x0))
+    return sink
+
+
 def forks_the_loop(x0: Tensor, x1: Tensor, n: int) -> Tuple[Tensor, List[Tensor]]:
     future = torch.jit.fork(run_time_trip_counts, x0, x1, n)
     return torch.jit.wait(future)
@@ -142,6 +172,8 @@ CASES = {
     "inlined_callee": (calls_a_loop_that_reads_its_argument, [X, 2]),
     "forked": (forks_the_loop, [X, Y, 2]),
     "loop_in_an_if": (loop_in_an_if, [X, False]),
+    "if_reads_outside_a_loop": (if_reads_outside_a_loop, [X, False]),
+    "if_in_a_loop_reads_outside_a_loop": (if_in_a_loop_reads_outside_a_loop, [X, False, 3]),
 }
 
 
@@ -170,7 +202,8 @@ def test_runs_as_eager_on_the_profiling_executor(case):
     check_against_eager(fn, args, scripted=oracle.script(fn, profiling_executor=True))
 
 
-@pytest.mark.parametrize("case", sorted(set(CASES) - {"inlined_callee"}))
+@pytest.mark.parametrize("case", sorted(set(CASES) - {"inlined_callee", "if_reads_outside_a_loop",
+                                                     "if_in_a_loop_reads_outside_a_loop"}))
 def test_plain_torchscript_loses_the_value(case):
     """Without jitamp, the unoptimized plan fails on these cases; the
     optimized plan too where a trip count is known only at run time.
@@ -183,6 +216,17 @@ def test_plain_torchscript_loses_the_value(case):
     assert _plain_torchscript_fails(fn, args, optimize=False)
     if case in ("run_time_trip_counts", "forked"):
         assert _plain_torchscript_fails(fn, args, optimize=True)
+
+
+@pytest.mark.parametrize("case, kept", [("loop_in_an_if", 1), ("if_reads_outside_a_loop", 0),
+                                        ("if_in_a_loop_reads_outside_a_loop", 0)])
+def test_an_if_is_kept_out_of_line_only_for_a_loop_in_it(case, kept):
+    fn, args = CASES[case]
+    scripted = oracle.script(fn)
+    scripted(*args)
+    plan = torch.jit.last_executed_optimized_graph()
+    assert len(plan.findAllNodes("jitamp::keep_out_of_line")) == kept, plan
+    assert not _plain_torchscript_fails(fn, args, optimize=False) or kept
 
 
 def test_saved_and_loaded(tmp_path):

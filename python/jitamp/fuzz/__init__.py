@@ -30,7 +30,8 @@ torch.inference_mode (as model servers often call models); with
 backward; save/load for a share of module programs; every module program
 also frozen (torch.jit.freeze, compared under no_grad in the same eager
 region) and, where jitamp.freeze(standalone=True) takes it and the region
-leaves autocast off, frozen standalone; jitamp enabled or not at run time;
+leaves autocast off, frozen standalone (run here, then saved and loaded to
+run on TorchScript's stock executor); jitamp enabled or not at run time;
 a quarter scripted with `jitamp.enable(profiling_executor=True)` (EXECUTOR;
 their standalone model is frozen for that executor too, what a stock
 torch.jit.load runs), whose gradients are compared with a tolerance (its

@@ -15,7 +15,10 @@ calls), once more on the model saved with `torch.jit.save` and loaded with
 casts of weights whose scope's state is static) and compared with eager
 under `torch.no_grad()` inside OUTER, as a frozen model serves; where
 `jitamp.freeze(standalone=True)` accepts the module (no jitamp op left) and
-OUTER leaves autocast off (the callers it is exact for), that model too.
+OUTER leaves autocast off (the callers it is exact for), that model too,
+then saved and loaded by `torch.jit.load` to run on TorchScript's stock
+executor (the default profiling executor: no jitamp plan), as a stock
+LibTorch runs it.
 
 Outcomes (`Result.kind`):
 - "ok";
@@ -23,7 +26,8 @@ Outcomes (`Result.kind`):
   bug); "script": it scripts without jitamp but not with it (a jitamp bug);
 - "mismatch:<what>": the oracle's AssertionError, by what differs (dtype,
   value, shape, structure, error, grad, state), "saved-mismatch:<what>" after
-  save/load, "frozen-mismatch:<what>" / "standalone-mismatch:<what>" frozen;
+  save/load, "frozen-mismatch:<what>" / "standalone-mismatch:<what>" frozen,
+  "stock-mismatch:<what>" the standalone model on the stock executor;
 - "freeze": torch.jit.freeze raises on the module scripted with jitamp and
   not on the module scripted without it;
 - "known:<what>": a difference TorchScript itself makes, with or without
@@ -292,7 +296,24 @@ def _compare_frozen(obj, scripted, module, source, directory, stem) -> tuple[str
         _compare(obj, standalone, module, frozen=True)
     except AssertionError as exc:
         return "standalone-mismatch:" + classify(str(exc)), str(exc)
+    try:
+        _compare(obj, _stock_loaded(standalone), module, frozen=True)
+    except AssertionError as exc:
+        kind = "stock-mismatch:" + classify(str(exc))
+        if _plain_torchscript_differs(obj, module, source, directory, stem, kind, frozen=True, stock=True):
+            kind = "known:stock-plain-torchscript"
+        return kind, str(exc)
     return None
+
+
+def _stock_loaded(frozen: Any) -> Any:
+    """`frozen` saved and loaded by torch.jit.load: a model without jitamp's
+    loader object, so its methods run on TorchScript's stock executor, from
+    the graphs as saved."""
+    buffer = io.BytesIO()
+    torch.jit.save(frozen, buffer)
+    buffer.seek(0)
+    return torch.jit.load(buffer)
 
 
 # Nodes whose only effect is their outputs (TorchScript's dead code
@@ -454,9 +475,11 @@ def _known_finding(kind, obj, scripted, module, source, directory, stem, message
     return None
 
 
-def _plain_torchscript_differs(obj, module, source, directory, stem, kind, *, frozen: bool = False) -> bool:
+def _plain_torchscript_differs(obj, module, source, directory, stem, kind, *, frozen: bool = False,
+                               stock: bool = False) -> bool:
     """Whether the program scripted without jitamp (frozen: then frozen with
-    torch.jit.freeze) differs from eager as jitamp's did (same kind). Only
+    torch.jit.freeze; stock: then saved and loaded, _stock_loaded) differs
+    from eager as jitamp's did (same kind). Only
     where autocast is nowhere (no scope, an eager region that leaves it
     off): there plain TorchScript runs what eager runs, and a difference is
     its own. Seen: the profiling executor's symbolic formula of softmax with
@@ -468,9 +491,11 @@ def _plain_torchscript_differs(obj, module, source, directory, stem, kind, *, fr
         return False
     try:
         with scripted_without_jitamp(source, directory, stem + "_plain_compare") as (_, plain):
-            _compare(obj, torch.jit.freeze(plain.eval()) if frozen else plain, module, frozen=frozen)
+            model = torch.jit.freeze(plain.eval()) if frozen else plain
+            _compare(obj, _stock_loaded(model) if stock else model, module, frozen=frozen)
     except AssertionError as exc:
-        return ("frozen-mismatch:" if frozen else "mismatch:") + classify(str(exc)) == kind
+        prefix = "stock-mismatch:" if stock else "frozen-mismatch:" if frozen else "mismatch:"
+        return prefix + classify(str(exc)) == kind
     except Exception:
         return False
     return False
@@ -512,14 +537,25 @@ def known_difference(message: str, profiling: bool = False) -> str | None:
                       and view_of_leaf in message):
         return "known:profiling-view-of-leaf"
     # a formula of TorchScript's symbolic autodiff that raises where eager's
-    # derivative works (abs of a complex tensor: `self.sign()`); not a dtype
+    # derivative works (abs of a complex tensor: `self.sign()`), or before
+    # the error eager's backward raises elsewhere (a saved tensor modified
+    # in place; seed 1138, index 4116, plain TorchScript too); not a dtype
     # error, which jitamp's autodiff boundaries exist to prevent
-    if (profiling and re.match(r"call \d+: scripted raised ", message) and message.endswith(", eager returned")
-            and "in <backward op>" in message
-            and not re.search(r"dtype|scalar type|same type", message)):
+    formula_raised = (scripted is not None and "in <backward op>" in scripted
+                      if eager is not None else
+                      re.match(r"call \d+: scripted raised ", message) and message.endswith(", eager returned")
+                      and "in <backward op>" in message)
+    if profiling and formula_raised and not re.search(r"dtype|scalar type|same type", message):
         return "known:profiling-backward-formula"
-    if (profiling and scripted and eager and "support automatic differentiation" in scripted
-            and "is not implemented" in eager):
+    # an out= form in a differentiable subgraph raises autograd's out=
+    # error where eager's op raises that its derivative is not implemented,
+    # or where eager runs it (the out tensor made from a parameter, the
+    # inputs needing no grad: eager's kernel asks the inputs; seed 1138,
+    # index 1604, plain TorchScript too)
+    out_grad = "support automatic differentiation"
+    if profiling and (scripted and eager and out_grad in scripted and "is not implemented" in eager
+                      or re.match(r"call \d+: scripted raised ", message)
+                      and message.endswith(", eager returned") and out_grad in message):
         return "known:profiling-out-grad"
     # An op's error in a forked task comes back from torch.jit.wait as a
     # RuntimeError (TorchScript's interpreter stores it in the future as its
