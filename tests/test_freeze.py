@@ -443,6 +443,8 @@ def test_standalone_has_no_jitamp_op_and_matches_eager(cls):
     assert casts_of_constants(graph) == []
     assert jitamp.passes.static_scope_obstacles(graph) == []
     assert not jitamp.passes.FROZEN[1][1](graph)  # idempotent
+    assert not jitamp._C.keep_addmm_whole(frozen._c)
+    assert not jitamp._C.keep_mms_unbatched(frozen._c)
     # what runs here is the stripped graph too (jitamp made the plan again)
     frozen(*inputs(cls))
     ran = torch.jit.last_executed_optimized_graph()

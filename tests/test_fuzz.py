@@ -197,3 +197,68 @@ def test_eager_side_gives_a_scripted_callees_raise_its_python_class():
         raises(torch.ones(1))
     with pytest.raises(TypeError, match="^the message$"):
         _unwrapping_callee_errors(raises)(torch.ones(1))
+
+
+# The oracle's messages (shortened) of differences the profiling executor
+# makes in plain TorchScript too, each first seen in a fuzz run (the
+# comments name it), and of one it must not excuse.
+_OUT_GRAD = ("call 2: scripted raised RuntimeError(\"aten::softmax(): functions with out=... arguments "
+             "don't support automatic differentiation, but one of the arguments requires grad.\"), "
+             "eager returned")
+_FORMULA_BEFORE_EAGERS_ERROR = (
+    "call 2: scripted raised builtins.NotImplementedError, eager builtins.RuntimeError\n"
+    "eager raised RuntimeError('one of the variables needed for gradient computation has been "
+    "modified by an inplace operation: [torch.FloatTensor [4, 4]], which is output 0 of Softmax, "
+    "is at version 1; expected version 0 instead.')\n"
+    "scripted raised NotImplementedError('Traceback of TorchScript (most recent call last):\\n"
+    "  File \"<string>\", line 183, in <backward op>\\n    return grad_output * self.sign()\\n"
+    "RuntimeError: Unlike NumPy, torch.sign is not intended to support complex numbers.')")
+_SAVED_VIEW = ("call 2: scripted raised RuntimeError('one of the variables needed for gradient "
+               "computation has been modified by an inplace operation: [torch.FloatTensor [2, 4]], "
+               "which is output 0 of AsStrided, is at version 1; expected version 0 instead.'), "
+               "eager returned")
+_SUBGRAPH_NODE_ON_TORCH_2_4 = (
+    "call 2: messages differ\n"
+    "eager raised RuntimeError('one of the variables needed for gradient computation has been "
+    "modified by an inplace operation: [torch.FloatTensor [4, 4]], which is output 0 of "
+    "ReluBackward0, is at version 1; expected version 0 instead.')\n"
+    "scripted raised RuntimeError('one of the variables needed for gradient computation has been "
+    "modified by an inplace operation: [torch.FloatTensor [4, 4]], which is output 1 of "
+    "torch::jit::(anonymous namespace)::DifferentiableGraphBackward, is at version 1; expected "
+    "version 0 instead.')")
+_DTYPE_IN_FORMULA = (
+    "call 2: scripted raised builtins.RuntimeError, eager builtins.RuntimeError\n"
+    "eager raised RuntimeError('one of the variables needed for gradient computation has been "
+    "modified by an inplace operation')\n"
+    "scripted raised RuntimeError('  File \"<string>\", line 9, in <backward op>\\n"
+    "RuntimeError: expected scalar type Float but found BFloat16')")
+
+
+@pytest.mark.parametrize("message, kind", [
+    (_OUT_GRAD, "known:profiling-out-grad"),  # seed 1138, index 1604
+    (_FORMULA_BEFORE_EAGERS_ERROR, "known:profiling-backward-formula"),  # seed 1138, index 4116
+    (_SAVED_VIEW, "known:profiling-saved-by-formula"),  # torch 2.15: seed 215, index 675
+    (_SUBGRAPH_NODE_ON_TORCH_2_4, "known:profiling-autograd-node"),  # torch 2.4.1: seed 241, index 783
+    (_DTYPE_IN_FORMULA, None),  # what jitamp's autodiff boundaries exist to prevent
+], ids=["out_grad", "formula_before_eagers_error", "saved_view", "subgraph_node_on_torch_2_4",
+        "dtype_error_in_formula"])
+def test_known_profiling_differences(message, kind):
+    from jitamp.fuzz.runner import known_difference
+    assert known_difference(message, profiling=True) == kind
+    assert known_difference(message, profiling=False) is None
+
+
+def test_gradient_tolerance_of_the_largest_magnitude():
+    """A bfloat16 sum whose terms cancel (seed 215, index 4581, torch 2.15:
+    4.0 off on -28.4, in a gradient whose largest element is 26793) is
+    within atol_of_max; a gradient off by a tenth of that largest element
+    is not."""
+    from jitamp.fuzz.oracle import assert_same
+    eager = torch.tensor([26793.125, -28.4131])
+    assert_same(eager, torch.tensor([26857.125, -32.4131]), exact=False, rtol=0.1, atol=0.25,
+                atol_of_max=2**-5)
+    with pytest.raises(AssertionError):
+        assert_same(eager, torch.tensor([26793.125, -2708.0]), exact=False, rtol=0.1, atol=0.25,
+                    atol_of_max=2**-5)
+    with pytest.raises(AssertionError):  # without it, the cancelled sum fails
+        assert_same(eager, torch.tensor([26857.125, -32.4131]), exact=False, rtol=0.1, atol=0.25)

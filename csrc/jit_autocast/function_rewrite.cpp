@@ -7,6 +7,7 @@
 #include "keep_loops_out_of_line.h"
 #include "preoptimize.h"
 
+#include <ATen/ops/empty.h>
 #include <torch/csrc/jit/api/compilation_unit.h>
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/api/module.h>
@@ -532,6 +533,16 @@ bool KeepAddmmWholeInModule(const Module& module) {
 
 namespace {
 
+// Whether the top level of `graph` reads the guard's flag already.
+bool hasGuard(Graph& graph, const std::string& name) {
+  for (Node* node : graph.nodes()) {
+    if (node->kind() == prim::GetAttr && node->s(attr::name) == name) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool containsMM(Block* block) {
   for (Node* node : block->nodes()) {
     if (node->kind() == aten::mm) {
@@ -555,8 +566,8 @@ bool KeepMMsUnbatchedInModule(const Module& module) {
   bool changed = false;
   for (const Method& method : module.get_methods()) {
     std::shared_ptr<Graph> graph = toGraphFunction(method.function()).graph();
-    if (!containsMM(graph->block())) {
-      continue;
+    if (!containsMM(graph->block()) || hasGuard(*graph, kNever)) {
+      continue; // no mm, or guarded (idempotent)
     }
     if (!handle.hasattr(kNever)) {
       handle.register_attribute(kNever, BoolType::get(), false);

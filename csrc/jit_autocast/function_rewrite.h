@@ -74,8 +74,8 @@ bool KeepAddmmWholeInModule(const torch::jit::Module& module);
 // result) and eight or more `mm` of one input with one `mm` of the others
 // concatenated (prim::MMBatchSide); it does nothing to a graph that holds
 // an in-place aten op, and the write to a module attribute is one that no
-// pass removes. Returns whether it changed a graph (which then needs
-// PreoptimizeModule).
+// pass removes. Idempotent. Returns whether it changed a graph (which then
+// needs PreoptimizeModule).
 bool KeepMMsUnbatchedInModule(const torch::jit::Module& module);
 
 // Each rewrite above also makes the graph that TorchScript's executors

@@ -142,8 +142,11 @@ def _flatten(value: Any) -> list:
 
 
 def assert_same(eager: Any, scripted: Any, *, exact: bool = True, what: str = "output",
-                rtol: float | None = None, atol: float | None = None) -> None:
-    """Same structure, dtypes and values (bitwise unless exact=False)."""
+                rtol: float | None = None, atol: float | None = None,
+                atol_of_max: float = 0.0) -> None:
+    """Same structure, dtypes and values (bitwise unless exact=False: then
+    within rtol and an atol of at least atol_of_max times the largest
+    magnitude of the eager tensor, for sums whose terms cancel)."""
     flat_e, flat_s = _flatten(eager), _flatten(scripted)
     assert len(flat_e) == len(flat_s), f"{what}: {len(flat_e)} values eager, {len(flat_s)} scripted"
     for i, (e, s) in enumerate(zip(flat_e, flat_s)):
@@ -162,6 +165,9 @@ def assert_same(eager: Any, scripted: Any, *, exact: bool = True, what: str = "o
                 ) and bool(((e == s) | (e.isnan() & s.isnan())).all())
                 assert same, f"{what}[{i}]: values differ (max abs diff {(e.double() - s.double()).abs().max() if not e.is_complex() else 'complex'})"
             else:
+                if atol_of_max and e.numel() and (e.is_floating_point() or e.is_complex()):
+                    largest = float(e.detach().abs().nan_to_num(posinf=0.0).max())
+                    atol = max(atol or 0.0, atol_of_max * largest)
                 torch.testing.assert_close(s, e, rtol=rtol, atol=atol, equal_nan=True,
                                            msg=lambda m: f"{what}[{i}]: {m}")
         else:
@@ -269,13 +275,15 @@ def check_against_eager(
     atol: float | None = None,
     args_for_call: Callable[[int], Sequence[Any]] | None = None,
     grad_exact: bool | None = None,
+    grad_atol_of_max: float = 0.0,
 ) -> Any:
     """Compare `fn` eagerly with its jitamp-scripted version.
 
     outer: a zero-argument factory of a context manager (e.g. an eager
     autocast) that wraps both calls. args_for_call(i) gives the arguments of
     call i (to alternate flags between calls); default `args`. grad_exact:
-    compare gradients bitwise (default: as `exact`), else with rtol/atol.
+    compare gradients bitwise (default: as `exact`), else with rtol/atol
+    (and grad_atol_of_max, see assert_same's atol_of_max).
     Returns the scripted object.
     """
     if scripted is None:
@@ -305,7 +313,8 @@ def check_against_eager(
                 assert (ge is None) == (gs is None), f"{where}: grad[{k}] None on one side"
                 if ge is not None:
                     assert_same(ge, gs, exact=exact if grad_exact is None else grad_exact,
-                                what=f"{where} grad[{k}]", rtol=rtol, atol=atol)
+                                what=f"{where} grad[{k}]", rtol=rtol, atol=atol,
+                                atol_of_max=grad_atol_of_max)
     return scripted
 
 

@@ -248,9 +248,12 @@ def _profiling_tolerance(module: Any) -> dict:
     were summed in. Where a lower precision may be anywhere (a scope, the
     eager region, an input or dtype of the program), that is bfloat16's
     (2**-8 of each term, and terms may cancel: 0.11 seen on a 0.7 gradient
-    of three terms); else float32's."""
+    of three terms, 4.0 on a -28 gradient whose terms were thousands, as
+    its tensor's largest element, 26793: seed 215, index 4581); else
+    float32's."""
     low = re.search(r"autocast|bfloat16|float16", module.SOURCE)
-    return {"rtol": 0.1, "atol": 0.25} if low else {"rtol": 1e-4, "atol": 1e-4}
+    return ({"rtol": 0.1, "atol": 0.25, "grad_atol_of_max": 2**-5} if low
+            else {"rtol": 1e-4, "atol": 1e-4})
 
 
 def _autocast_off(outer: Any) -> bool:
@@ -426,6 +429,7 @@ def _raises_in_dead_code(obj, module, source, directory, stem) -> bool:
 
 _NODE = re.compile(r"which is output (\d+) of \w+, is at version")
 _ANY_NODE = re.compile(r"which is output \d+ of [\w:()\s]+?, is at version")
+_SUBGRAPH_NODE = re.compile(r"DifferentiableGraph(Backward)?, is at version")
 
 
 _FORK = re.compile(r"(\w+) = torch\.jit\.fork\((\w+), ([^)]*)\); (\w+) = torch\.jit\.wait\(\1\)")
@@ -580,15 +584,20 @@ def known_difference(message: str, profiling: bool = False) -> str | None:
         if e == s:
             return "known:autograd-node-name"
         # the profiling executor's differentiable subgraph is one node with
-        # many outputs ("output 2 of ...::DifferentiableGraph")
+        # many outputs ("output 2 of ...::DifferentiableGraph"; on torch 2.4
+        # "...::DifferentiableGraphBackward")
         e = _ANY_NODE.sub("which is <output>, is at version", eager[len("eager raised "):])
         s = _ANY_NODE.sub("which is <output>, is at version", scripted[len("scripted raised "):])
-        if profiling and "DifferentiableGraph, is at version" in scripted and e == s:
+        if profiling and _SUBGRAPH_NODE.search(scripted) and e == s:
             return "known:profiling-autograd-node"
     # a symbolic formula that saves a tensor eager's derivative does not
-    # (softmax with dtype= saves its input), changed in place after
+    # (softmax with dtype= saves its input), changed in place after; or a
+    # view of the subgraph's result that it saves, rebuilt by the executor
+    # as "AsStrided" (`cat([x[:1], v[:2]])`, then `v.mul_(2)`; seed 215,
+    # index 675 on torch 2.15, plain TorchScript too)
     if (profiling and re.match(r"call \d+: scripted raised ", message) and message.endswith(", eager returned")
-            and "modified by an inplace operation" in message and "DifferentiableGraph, is at version" in message):
+            and "modified by an inplace operation" in message
+            and (_SUBGRAPH_NODE.search(message) or "of AsStrided, is at version" in message)):
         return "known:profiling-saved-by-formula"
     return None
 
