@@ -18,6 +18,7 @@ import sys
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 import jitamp
@@ -309,6 +310,33 @@ def test_a_fallback_under_the_callers_autocast_keeps_cpu_eagers_policy(
     bf16 = no_grad_under(lambda: torch.autocast("cpu", dtype=torch.bfloat16))
     for other in (x.bfloat16(), x.half(), x):
         check_against_eager(fn, (other, w), scripted=scripted, outer=bf16)
+
+
+def test_a_differentiable_subgraphs_fallback_keeps_cpu_eagers_policy(builtin_autocast_mode_on):
+    # With gradients, the profiling executor guards each differentiable
+    # subgraph by its inputs' requires_grad and makes its fallback function
+    # in the plan's outer graph, which no custom pass sees (hence
+    # IgnoreAmpInFallbacks, fallback_calls.h). Profiled with an input that
+    # needs no gradient, then called with a weight as that argument, the
+    # fallback ran `mv` with the built-in pass's casts, bfloat16, where CPU
+    # eager keeps it float32 (fuzz seed 216, index 1488).
+    def fn(a: torch.Tensor, b: torch.Tensor):
+        v = F.nll_loss(a, torch.tensor([0, 1, 2, 3])) + b
+        return torch.mv(a, v[0]).unsqueeze(1) + v
+
+    torch.manual_seed(0)
+    w = torch.nn.Parameter(torch.randn(4, 4))
+    scripted = script(fn, profiling_executor=True)
+
+    def with_weight(f):
+        return lambda x, weight_first: f(w if weight_first else x, w)
+
+    bf16 = lambda: torch.autocast("cpu", dtype=torch.bfloat16)
+    x = torch.randn(4, 4)
+    check_against_eager(with_weight(fn), (x, False), scripted=with_weight(scripted), outer=bf16)
+    assert "prim::RequiresGradCheck" in all_kinds(torch.jit.last_executed_optimized_graph())
+    for weight_first in (True, False, True):
+        check_against_eager(with_weight(fn), (x, weight_first), scripted=with_weight(scripted), outer=bf16)
 
 
 # Random elementwise chains before, inside and after a CPU scope (float16

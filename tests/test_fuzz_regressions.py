@@ -140,6 +140,15 @@ def test_dead_code_error_recognized():
     assert "expected scalar type Half but found Float" in result.message
 
 
+def test_dead_library_op_error_recognized():
+    """finding15: the op that raises is in a library function, and what kept
+    it alive in the scripted helper is a check freezing folds: its line has
+    no node left in the frozen model, with or without jitamp."""
+    result = _run("finding15_frozen_drops_a_dead_library_op_that_raises.py")
+    assert result.kind == "known:dead-code", (result.kind, result.message)
+    assert "mixed dtype (CPU)" in result.message
+
+
 class _DeadMismatch(torch.nn.Module):
     def forward(self, a: torch.Tensor) -> torch.Tensor:
         for _ in range(2):
@@ -199,7 +208,7 @@ def test_live_lines(tmp_path):
     module = load_source(_LIVENESS, str(tmp_path), "liveness")
     graph = oracle.script_without_jitamp(module.M()).forward.graph.copy()
     torch._C._jit_pass_inline(graph)
-    lines = _live_lines(graph, module.__file__)
+    lines = {line: alive for (path, line), alive in _live_lines(graph).items() if path == module.__file__}
     unload(module)
     source = _LIVENESS.split("\n")
     live = {source[n - 1].strip().split(" ")[0]: alive for n, alive in lines.items()}

@@ -45,6 +45,8 @@ inline const c10::Symbol kSuspendAutocast =
     c10::Symbol::fromQualString("jitamp::suspend_autocast");
 inline const c10::Symbol kResumeAutocast =
     c10::Symbol::fromQualString("jitamp::resume_autocast");
+inline const c10::Symbol kIgnoreAmpInFallbacks =
+    c10::Symbol::fromQualString("jitamp::ignore_amp_in_fallbacks");
 } // namespace ops
 
 // The TorchScript type of one of jitamp's classes (registered in

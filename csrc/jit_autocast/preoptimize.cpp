@@ -1,6 +1,7 @@
 #include "preoptimize.h"
 
 #include "cast_ops.h"
+#include "fallback_calls.h"
 #include "fold_barriers.h"
 #include "jitamp_ir.h"
 #include "keep_loops_out_of_line.h"
@@ -569,6 +570,7 @@ void ProfilingExecutorPlan(const std::shared_ptr<Graph>& plan) {
   AutodiffBoundaries(*plan, caller_region).run();
   keepAddmmWhole(plan->block(), caller_region);
   KeepIfsOutOfLine(plan);
+  IgnoreAmpInFallbacks(plan);
 }
 
 std::shared_ptr<Graph> SimpleExecutorPlan(const std::shared_ptr<Graph>& plan) {

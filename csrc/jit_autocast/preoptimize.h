@@ -89,7 +89,10 @@ std::shared_ptr<torch::jit::Graph> SimpleExecutorPlan(
 // Also, each aten::addmm that TorchScript's DecomposeOps would split into
 // `mm` + `add` (rounding twice; decomposableAddmm, fold_barriers.h) reads
 // its beta through `jitamp::autocast_dependent.scalar`, which no pass folds.
-// Last, KeepIfsOutOfLine (keep_loops_out_of_line.h).
+// Then KeepIfsOutOfLine (keep_loops_out_of_line.h). Last, the plan starts
+// with `jitamp::ignore_amp_in_fallbacks()` (IgnoreAmpInFallbacks,
+// fallback_calls.h), which keeps the built-in JIT autocast pass out of the
+// fallback functions of differentiable subgraphs.
 void ProfilingExecutorPlan(const std::shared_ptr<torch::jit::Graph>& plan);
 
 } // namespace jitamp
