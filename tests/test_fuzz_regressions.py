@@ -149,6 +149,13 @@ def test_dead_library_op_error_recognized():
     assert "mixed dtype (CPU)" in result.message
 
 
+def test_frozen_error_class_recognized():
+    """finding16: TorchScript's own differences are recognized on the frozen
+    model too (a TypeError re-raised as RuntimeError)."""
+    result = _run("finding16_frozen_error_class.py")
+    assert result.kind == "known:torchscript-error-class", (result.kind, result.message)
+
+
 class _DeadMismatch(torch.nn.Module):
     def forward(self, a: torch.Tensor) -> torch.Tensor:
         for _ in range(2):
