@@ -140,6 +140,42 @@ def test_dead_code_error_recognized():
     assert "expected scalar type Half but found Float" in result.message
 
 
+_READS = """
+import torch
+
+
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(4, 4))
+
+    def forward(self, x: torch.Tensor, n: int) -> torch.Tensor:
+        of_weight = self.w.exp()
+        y = x
+        for _ in range(n):
+            y = y + 1.0
+        of_loop = y.cos()
+        return of_weight + of_loop + x.sin()
+"""
+
+
+def test_reads_an_argument(tmp_path):
+    """A line gone from a frozen graph counts as dead code only where its
+    op reads a forward argument: an op of weights alone may have been
+    folded (what fold barriers exist for), not removed."""
+    from jitamp.fuzz.runner import _reads_an_argument, load_source, unload
+
+    module = load_source(_READS, str(tmp_path), "reads")
+    graph = oracle.script_without_jitamp(module.M()).forward.graph.copy()
+    lines = {text.strip().split(" ")[0]: n for n, text in enumerate(_READS.split("\n"), 1)}
+    rename = {}
+    path = module.__file__
+    unload(module)
+    assert not _reads_an_argument(graph, (path, lines["of_weight"]), rename)
+    assert _reads_an_argument(graph, (path, lines["of_loop"]), rename)  # through the loop
+    assert _reads_an_argument(graph, (path, lines["return"]), rename)
+
+
 def test_dead_library_op_error_recognized():
     """finding15: the op that raises is in a library function, and what kept
     it alive in the scripted helper is a check freezing folds: its line has

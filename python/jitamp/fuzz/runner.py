@@ -349,11 +349,8 @@ def _pure(node: torch._C.Node) -> bool:
     return not any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments)
 
 
-def _live_lines(graph: torch._C.Graph) -> dict[tuple[str, int], bool]:
-    """For each (file, line) that nodes of `graph` (callees inlined) come
-    from: whether one of them is live, i.e. is not pure or has an output
-    that the graph's result or a live node reads (TorchScript's dead code
-    elimination keeps it)."""
+def _all_graph_nodes(graph: torch._C.Graph) -> list:
+    """Every node of `graph`, those in blocks included, in program order."""
     nodes: list[torch._C.Node] = []
 
     def collect(block):
@@ -362,6 +359,15 @@ def _live_lines(graph: torch._C.Graph) -> dict[tuple[str, int], bool]:
             for sub in node.blocks():
                 collect(sub)
     collect(graph.block())
+    return nodes
+
+
+def _live_lines(graph: torch._C.Graph) -> dict[tuple[str, int], bool]:
+    """For each (file, line) that nodes of `graph` (callees inlined) come
+    from: whether one of them is live, i.e. is not pure or has an output
+    that the graph's result or a live node reads (TorchScript's dead code
+    elimination keeps it)."""
+    nodes = _all_graph_nodes(graph)
     # (pybind gives back the wrapper `nodes` holds for a node: one object each)
     live: set = set()
     work = [n for n in nodes if not _pure(n)]
@@ -428,21 +434,55 @@ def _raises_in_dead_code(obj, module, source, directory, stem, frozen=None) -> b
     where = _raising_line(obj, module)
     if where is None:
         return False
-    if frozen is not None:
-        graph = frozen.forward.graph.copy()
-        torch._C._jit_pass_inline(graph)
-        if where not in _live_lines(graph):
-            return True
     try:
         with scripted_without_jitamp(source, directory, stem + "_dead_code") as (plain, scripted):
             graph = scripted.forward.graph.copy()
             torch._C._jit_pass_inline(graph)
             # the program's file under the name it has scripted without jitamp
-            lines = {(module.__file__ if path == plain.__file__ else path, line): is_live
+            rename = {plain.__file__: module.__file__}
+            lines = {(rename.get(path, path), line): is_live
                      for (path, line), is_live in _live_lines(graph).items()}
+            # Gone from the frozen graph, and not by constant folding (which
+            # fold barriers keep from ops the autocast state decides): an
+            # op that reads a forward argument is never a constant.
+            gone = (frozen is not None and where not in _frozen_lines(frozen)
+                    and _reads_an_argument(graph, where, rename))
     except Exception:
         return False
-    return lines.get(where) is False
+    return lines.get(where) is False or gone
+
+
+def _frozen_lines(frozen: Any) -> dict[tuple[str, int], bool]:
+    graph = frozen.forward.graph.copy()
+    torch._C._jit_pass_inline(graph)
+    return _live_lines(graph)
+
+
+def _reads_an_argument(graph: torch._C.Graph, where: tuple[str, int], rename: dict) -> bool:
+    """Whether a node of `graph` from (file, line) `where` reads, through
+    any chain of nodes, an argument of the graph other than self."""
+    arguments = {v.debugName() for v in list(graph.inputs())[1:]}
+    work = []
+    for node in _all_graph_nodes(graph):
+        found = _LINE.match(node.sourceRange().strip())
+        if found and (rename.get(found.group(1), found.group(1)), int(found.group(2))) == where:
+            work.extend(node.inputs())
+    seen: set = set()
+    while work:
+        value = work.pop()
+        if value.debugName() in seen:
+            continue
+        seen.add(value.debugName())
+        if value.debugName() in arguments:
+            return True
+        node = value.node()
+        if node.kind() == "prim::Param":  # a block's parameter: what its owner reads
+            owner = node.owningBlock().owningNode()
+            if owner is not None:
+                work.extend(owner.inputs())
+            continue
+        work.extend(node.inputs())
+    return False
 
 
 _NODE = re.compile(r"which is output (\d+) of \w+, is at version")
