@@ -166,7 +166,7 @@ def assert_same(eager: Any, scripted: Any, *, exact: bool = True, what: str = "o
                 assert same, f"{what}[{i}]: values differ (max abs diff {(e.double() - s.double()).abs().max() if not e.is_complex() else 'complex'})"
             else:
                 if atol_of_max and e.numel() and (e.is_floating_point() or e.is_complex()):
-                    largest = float(e.detach().abs().nan_to_num(posinf=0.0).max())
+                    largest = float(e.detach().abs().nan_to_num(nan=0.0, posinf=0.0).max())
                     atol = max(atol or 0.0, atol_of_max * largest)
                 torch.testing.assert_close(s, e, rtol=rtol, atol=atol, equal_nan=True,
                                            msg=lambda m: f"{what}[{i}]: {m}")
