@@ -185,6 +185,14 @@ def test_dead_library_op_error_recognized():
     assert "mixed dtype (CPU)" in result.message
 
 
+def test_dead_code_error_then_another_recognized():
+    """finding17: eager raises in dead code; the frozen model, which dropped
+    it, raises another error further on."""
+    result = _run("finding17_frozen_drops_dead_code_then_raises_later.py")
+    assert result.kind == "known:dead-code", (result.kind, result.message)
+    assert "messages differ" in result.message
+
+
 def _cat_out_dtype_error_class() -> type:
     """The class eager raises for cat's out= dtype check: TypeError, or
     RuntimeError on torch 2.4 (test_type_error_class_is_torchscripts)."""

@@ -284,7 +284,11 @@ def _compare_frozen(obj, scripted, module, source, directory, stem) -> tuple[str
         # (TorchScript's own, as unfrozen: seed 217, index 2683, a TypeError
         # of cat's out= dtype check re-raised as RuntimeError under no_grad)
         kind = known_difference(str(exc), _profiling(module)) or "frozen-mismatch:" + classify(str(exc))
-        if (kind == "frozen-mismatch:error" and "scripted returned" in str(exc)
+        # eager's error from dead code: the frozen model returns, or raises
+        # another error further on (seed 1140, index 4137: a dtype error
+        # of a later addmm that eager never reached)
+        if (kind == "frozen-mismatch:error"
+                and ("scripted returned" in str(exc) or ": messages differ" in str(exc))
                 and _raises_in_dead_code(obj, module, source, directory, stem, frozen)):
             kind = "known:dead-code"
         elif (kind.startswith("frozen-mismatch:")
