@@ -844,3 +844,46 @@ def test_code_a_scope_may_have_exited_before_is_not_static(outer):
     with pytest.raises(ValueError, match="early exit"):
         with torchscript_deprecation_ignored():
             jitamp.freeze(oracle.script(EarlyExitInScope().eval()), standalone=True)
+
+
+class AddmmActivation(nn.Module):
+    """An op torch versions autocast differently (aten::_addmm_activation:
+    lower_precision_fp on CPU from torch 2.6 on, not in 2.4): a model
+    frozen on one torch may be loaded on another, which casts as it does."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8, 8))
+        self.b = nn.Parameter(torch.randn(8))
+        self.w2 = nn.Parameter(torch.randn(8, 8))
+
+    def forward(self, x: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = torch._addmm_activation(self.b, x, self.w)
+            z = torch._addmm_activation(self.b, self.w2, self.w)  # frozen inputs only
+            return y + z.sum(0) + torch.mm(x, self.w2)
+
+
+@pytest.mark.parametrize("outer", list(OUTERS))
+def test_casts_for_ops_torch_versions_autocast_differently_stay(outer):
+    model, frozen = frozen_and_eager(AddmmActivation)
+    graph = frozen.graph
+    readers = {use.user.kind() for n in casts_of_constants(graph)
+               for cast in [use.user for use in n.output().uses()]
+               for use in cast.output().uses()}
+    assert readers == {"aten::_addmm_activation"}, graph  # mm's weight is cast once
+    assert len(graph.findAllNodes("aten::_addmm_activation")) == 2, graph
+    for grad in GRAD.values():
+        with grad():
+            check_against_eager(model, (torch.randn(4, 8),), scripted=frozen, outer=OUTERS[outer])
+
+
+def test_standalone_refuses_ops_torch_versions_autocast_differently():
+    torch.manual_seed(0)
+    scripted = oracle.script(AddmmActivation().eval())
+    with pytest.raises(ValueError) as error:
+        with torchscript_deprecation_ignored():
+            jitamp.freeze(scripted, standalone=True)
+    message = str(error.value)
+    assert ("aten::_addmm_activation: torch versions autocast it differently (autocast on cpu in "
+            "torch 2.6.0 to 2.15.0; not in 2.4.1)") in message, message

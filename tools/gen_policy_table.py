@@ -105,7 +105,51 @@ def emit(probes: List[dict]) -> str:
         rows.append((name, overload, ENUM[policies["cpu"]], ENUM[policies["cuda"]]))
     for name, overload, cpu, cuda in sorted(rows):
         lines.append(f'JITAMP_POLICY("{name}", "{overload}", {cpu}, {cuda})')
+    lines += [
+        "",
+        "// Ops that some probed torch autocasts on a device and another does not",
+        "// (the op is new, gone, or its kernel came or went): a model rewritten on",
+        "// one torch and run on another must follow the one it runs on.",
+        "// JITAMP_VARIES(op, overload, device, where it is autocast)",
+    ]
+    for op, device, where in varies(probes):
+        name, _, overload = op.partition(".")
+        lines.append(f'JITAMP_VARIES("{name}", "{overload}", "{device}", "{where}")')
     return "\n".join(lines) + "\n"
+
+
+def _runs(versions: List[str], members: List[str]) -> str:
+    """`members` (a subset of the ordered `versions`) as ranges: "2.6.0 to 2.15.0"."""
+    runs: List[List[str]] = []
+    previous_in = False
+    for version in versions:
+        is_in = version in members
+        if is_in and previous_in:
+            runs[-1][1] = version
+        elif is_in:
+            runs.append([version, version])
+        previous_in = is_in
+    short = lambda v: v.split("+")[0]
+    return ", ".join(short(a) if a == b else f"{short(a)} to {short(b)}" for a, b in runs)
+
+
+def varies(probes: List[dict]) -> List[Tuple[str, str, str]]:
+    """(op, device, description) for each op autocast on a device by some of
+    the probed torch versions and not by others. CUDA ops are compared among
+    CUDA wheels only (a CPU wheel registers no CUDA-only op)."""
+    result = []
+    ops = sorted({op for probe in probes for op in probe["ops"]})
+    for device in DEVICES:
+        group = sorted((p for p in probes if device == "cpu" or not p["torch"].endswith("+cpu")),
+                       key=lambda p: _version_key(p["torch"]))
+        versions = [p["torch"] for p in group]
+        for op in ops:
+            having = [p["torch"] for p in group if p["ops"].get(op, {}).get(device, "none") != "none"]
+            if having and len(having) != len(group):
+                lacking = [v for v in versions if v not in having]
+                result.append((op, device, f"autocast on {device} in torch {_runs(versions, having)}; "
+                                           f"not in {_runs(versions, lacking)}"))
+    return result
 
 
 # ============================================================ probe: inputs

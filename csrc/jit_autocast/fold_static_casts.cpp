@@ -315,7 +315,7 @@ class DependentOpSettler {
       }
       constant = constant && value->node()->kind() == prim::Constant;
     }
-    if (constant) {
+    if (constant && !reach.varies) {
       if (doNow(node)) {
         return true;
       }
@@ -338,6 +338,9 @@ class DependentOpSettler {
   struct Reach {
     bool may_change; // autocastMayChange
     bool uncast; // autocastMayChangeUncast
+    // policyVariesAcrossTorch: never done now, where another torch that
+    // loads the model may autocast it otherwise
+    bool varies;
   };
 
   Reach reachOf(const FunctionSchema& schema) {
@@ -350,7 +353,8 @@ class DependentOpSettler {
                    &schema,
                    Reach{
                        autocastMayChange(name, overload),
-                       autocastMayChangeUncast(name, overload)})
+                       autocastMayChangeUncast(name, overload),
+                       !policyVariesAcrossTorch(name, overload).empty()})
                .first;
     }
     return it->second;
@@ -572,6 +576,9 @@ class CastFolder {
   // constants; nullopt otherwise (a Tensor[] input never is: it is a
   // prim::ListConstruct).
   void fold(Node* cast) {
+    if (readByAnOpTorchVersionsCastDifferently(cast)) {
+      return;
+    }
     const FunctionSchema& schema = cast->schema();
     std::vector<at::Tensor> tensors;
     std::vector<size_t> tensor_indices;
@@ -638,6 +645,23 @@ class CastFolder {
     }
     cast->destroy();
     changed_ = true;
+  }
+
+  // A model frozen on one torch may load on another, where the pass
+  // redoes the casts of such an op (InsertSmartCasts): a cast done now
+  // could not be undone there.
+  static bool readByAnOpTorchVersionsCastDifferently(const Node* cast) {
+    for (const Value* output : cast->outputs()) {
+      for (const Use& use : output->uses()) {
+        const FunctionSchema* schema = use.user->maybeSchema();
+        if (schema != nullptr &&
+            !policyVariesAcrossTorch(schema->name(), schema->overload_name())
+                 .empty()) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   // The cast, done now by its kernel under the static state.

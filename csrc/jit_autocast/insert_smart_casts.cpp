@@ -140,12 +140,91 @@ class CastInserter {
       return;
     }
     const EffectivePolicy policy = policies_.of(*schema);
+    dropStaleCasts(node, *schema, policy);
     if (policy.cpu == policy.cuda) {
       applyPolicy(node, *schema, policy.cpu, "cpu,cuda");
     } else {
       applyPolicy(node, *schema, policy.cpu, "cpu");
       applyPolicy(node, *schema, policy.cuda, "cuda");
     }
+  }
+
+  // A graph rewritten under another torch (a saved model, loaded here)
+  // may carry casts that this torch's policy does not make: the op was
+  // autocast there and is not here (torch versions differ: aten::rms_norm
+  // on CUDA from 2.12 on, policyVariesAcrossTorch). An input of an op the
+  // table has a row for, reached through such a cast, is read from its
+  // source again (other readers of a shared cast, which freezing's CSE
+  // makes, keep it; a cast left unread goes); applyPolicy then adds what
+  // this torch's policy asks for. Casts of ops without a row are not the
+  // pass's: freezing may have handed a cast to another op.
+  void dropStaleCasts(
+      Node* node,
+      const FunctionSchema& schema,
+      const EffectivePolicy& policy) {
+    bool cast_inputs = false;
+    for (Value* input : node->inputs()) {
+      cast_inputs = cast_inputs || isSmartCast(input->node());
+    }
+    if (!cast_inputs || !inPolicyTable(schema.name(), schema.overload_name())) {
+      return;
+    }
+    for (size_t i = 0; i < node->inputs().size(); ++i) {
+      bool stale = false;
+      Value* source = node->input(i);
+      while (isSmartCast(source->node())) {
+        const Node* cast = source->node();
+        stale = stale || !madeByPolicy(policy, i, cast->kind(), devicesOf(cast));
+        source = cast->input(source->offset());
+      }
+      if (!stale) {
+        continue;
+      }
+      Value* was = node->input(i);
+      if (log_updates_) {
+        GRAPH_UPDATE("Reading ", source->debugName(), " uncast in ", *node,
+                     ": this torch's policy does not make its casts");
+      }
+      node->replaceInput(i, source);
+      // The casts nothing reads now, from the one the op read.
+      while (isSmartCast(was->node()) && !was->node()->hasUses()) {
+        Node* cast = was->node();
+        was = cast->input(was->offset());
+        cast->destroy();
+      }
+      changed_ = true;
+    }
+  }
+
+  // Whether applyPolicy, given `policy`, casts input `index` by `kind`
+  // for `devices`.
+  static bool madeByPolicy(
+      const EffectivePolicy& policy,
+      size_t index,
+      Symbol kind,
+      const std::string& devices) {
+    const auto makes = [&](CastPolicy applied) {
+      switch (applied) {
+        case CastPolicy::LowerPrecisionFp:
+          return kind == ops::kToFp16;
+        case CastPolicy::Fp32:
+          return kind == ops::kToFp32;
+        case CastPolicy::Fp32AppendDtype:
+        case CastPolicy::Fp32SetOptDtype:
+          return kind == ops::kToFp32 && index == 0;
+        case CastPolicy::Promote:
+          return kind == ops::kPromote;
+        case CastPolicy::None:
+        case CastPolicy::Banned:
+          return false;
+      }
+      return false;
+    };
+    if (policy.cpu == policy.cuda) {
+      return devices == "cpu,cuda" && makes(policy.cpu);
+    }
+    return (devices == "cpu" && makes(policy.cpu)) ||
+        (devices == "cuda" && makes(policy.cuda));
   }
 
   void applyPolicy(

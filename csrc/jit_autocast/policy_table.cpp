@@ -28,7 +28,9 @@ struct Row {
 const std::vector<Row>& rows() {
   static const std::vector<Row> table = {
 #define JITAMP_POLICY(name, overload, cpu, cuda) {name, overload, P::cpu, P::cuda},
+#define JITAMP_VARIES(name, overload, device, where)
 #include "policy_table_generated.inc"
+#undef JITAMP_VARIES
 #undef JITAMP_POLICY
 
       // Implied rows: ops TorchScript calls that have no autocast kernel of
@@ -62,6 +64,24 @@ const std::vector<Row>& rows() {
       // (whether it reaches bmm depends on the equation). The dispatcher
       // applies eager's policy to what they call, which is what matters for
       // the values.
+  };
+  return table;
+}
+
+struct VariesRow {
+  const char* name;
+  const char* overload;
+  const char* device; // "cpu" or "cuda"
+  const char* where; // "autocast on cuda in torch 2.12.0 to 2.15.0; not in ..."
+};
+
+const std::vector<VariesRow>& variesRows() {
+  static const std::vector<VariesRow> table = {
+#define JITAMP_POLICY(name, overload, cpu, cuda)
+#define JITAMP_VARIES(name, overload, device, where) {name, overload, device, where},
+#include "policy_table_generated.inc"
+#undef JITAMP_VARIES
+#undef JITAMP_POLICY
   };
   return table;
 }
@@ -258,10 +278,65 @@ bool isUncastComposite(const std::string& op) {
   return ops.count(op) != 0;
 }
 
+std::string policyVariesAcrossTorch(
+    const std::string& name,
+    const std::string& overload,
+    std::optional<c10::DeviceType> device) {
+  // op -> its JITAMP_VARIES rows; an implied row's op -> the rows of the op
+  // it reaches (eager's kernel is that op's).
+  static const auto index = [] {
+    std::unordered_map<std::string, std::vector<const VariesRow*>> out;
+    for (const VariesRow& row : variesRows()) {
+      std::string op = row.name;
+      if (row.overload[0] != '\0') {
+        op += std::string(".") + row.overload;
+      }
+      out[op].push_back(&row);
+    }
+    for (const Row& row : rows()) {
+      if (row.via) {
+        auto found = out.find(row.via);
+        if (found != out.end()) {
+          out[qualified(row)] = found->second;
+        }
+      }
+    }
+    return out;
+  }();
+  const auto found =
+      index.find(overload.empty() ? name : name + "." + overload);
+  if (found == index.end()) {
+    return "";
+  }
+  std::string where;
+  for (const VariesRow* row : found->second) {
+    if (!device ||
+        std::string(row->device) ==
+            c10::DeviceTypeName(*device, /*lower_case=*/true)) {
+      where += (where.empty() ? "" : "; ") + std::string(row->where);
+    }
+  }
+  return where;
+}
+
+bool inPolicyTable(const std::string& name, const std::string& overload) {
+  static const std::set<std::string> ops = [] {
+    std::set<std::string> out;
+    for (const Row& row : rows()) {
+      out.insert(qualified(row));
+    }
+    return out;
+  }();
+  return ops.count(overload.empty() ? name : name + "." + overload) != 0;
+}
+
 bool autocastMayChange(const std::string& name, const std::string& overload) {
   const OpKernels cpu = opKernels(name, overload, c10::DeviceType::CPU);
   if (!cpu.in_dispatcher) {
     return false;
+  }
+  if (!policyVariesAcrossTorch(name, overload).empty()) {
+    return true; // another torch may autocast it where this one does not
   }
   if (cpu.autocast ||
       opKernels(name, overload, c10::DeviceType::CUDA).autocast) {
@@ -285,6 +360,9 @@ bool autocastMayChangeUncast(
   const OpKernels cpu = opKernels(name, overload, c10::DeviceType::CPU);
   if (!cpu.in_dispatcher) {
     return false;
+  }
+  if (!policyVariesAcrossTorch(name, overload).empty()) {
+    return true; // another torch may autocast it where this one does not
   }
   const OpKernels cuda = opKernels(name, overload, c10::DeviceType::CUDA);
   const EffectivePolicy policy = effectivePolicy(name, overload);

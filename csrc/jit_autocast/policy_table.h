@@ -127,6 +127,23 @@ bool autocastMayChangeUncast(
     const std::string& name,
     const std::string& overload);
 
+// Whether the torch versions the table was generated from disagree on
+// autocasting the op on a device (it is new or gone, or its autocast kernel
+// came or went): "" where they agree, otherwise where it is autocast
+// ("autocast on cuda in torch 2.12.0 to 2.15.0; not in 2.4.1 to 2.11.0",
+// devices joined by "; "; only `device`'s, where given). A model rewritten on one torch and loaded on
+// another follows the policy of the one it runs on: the pass redoes the
+// casts of such an op at load (InsertSmartCasts), freezing never computes
+// them ahead (FoldStaticCasts), and a standalone model refuses them.
+std::string policyVariesAcrossTorch(
+    const std::string& name,
+    const std::string& overload,
+    std::optional<c10::DeviceType> device = std::nullopt);
+
+// Whether the table has a row for the op (effective or not, implied rows
+// included): the ops whose casts the pass owns.
+bool inPolicyTable(const std::string& name, const std::string& overload);
+
 // Tests only: pretend the installed torch does (true) or does not (false)
 // have an autocast kernel for `op` on `device`; nullopt forgets it.
 void overrideAutocastKernelForTesting(

@@ -256,6 +256,16 @@ class StaticScopeWalk {
     if (!kernels.in_dispatcher) {
       return; // TorchScript's own (sizes, lists, scalars)
     }
+    const std::string varies = policyVariesAcrossTorch(
+        schema->name(), schema->overload_name(), c10::DeviceType::CPU);
+    if (!varies.empty()) {
+      obstacle(
+          node,
+          op + ": torch versions autocast it differently (" + varies +
+              "), and a model without jitamp's ops cannot follow the torch "
+              "that loads it");
+      return;
+    }
     if (kernels.autocast) {
       switch (effectivePolicy(schema->name(), schema->overload_name()).cpu) {
         case CastPolicy::LowerPrecisionFp:

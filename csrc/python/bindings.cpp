@@ -215,11 +215,13 @@ PYBIND11_MODULE(_C, m) {
               jitamp::policyName(row.cuda),
               jitamp::policyName(row.effective.cpu),
               jitamp::policyName(row.effective.cuda),
-              row.via));
+              row.via,
+              jitamp::policyVariesAcrossTorch(row.op, "")));
         }
         return rows;
       },
-      "(op, cpu, cuda, effective cpu, effective cuda, via) per table row.");
+      "(op, cpu, cuda, effective cpu, effective cuda, via, varies) per "
+      "table row.");
 
   m.def(
       "ops_missing_from_table",

@@ -588,6 +588,9 @@ def table(args: argparse.Namespace) -> str:
     missing = [f"  {op} on {device}" for device in ("cpu", "cuda") for op in ops_missing_from_table(device)]
     lines.append(f"ops this torch autocasts that the table lacks (left to the dispatcher): {len(missing)}")
     lines.extend(missing)
+    varies = [f"  {row.op}: {row.varies}" for row in rows if row.varies and not row.implied]
+    lines.append(f"ops torch versions autocast differently (cast as the loading torch does): {len(varies)}")
+    lines.extend(varies)
     return "\n".join(lines) + "\n"
 
 

@@ -24,6 +24,9 @@ class OpPolicy(NamedTuple):
     effective_cpu: str  # what the pass applies with the installed torch
     effective_cuda: str
     via: str  # implied rows: the op whose autocast kernel eager reaches; else ""
+    # Where the torch versions the table comes from disagree on autocasting
+    # the op ("autocast on cuda in torch 2.12.0 to 2.15.0; not in ..."), else "".
+    varies: str
 
     def policy(self, device: str) -> str:
         return self.cpu if device == "cpu" else self.cuda
