@@ -217,6 +217,14 @@ _SAVED_VIEW = ("call 2: scripted raised RuntimeError('one of the variables neede
                "computation has been modified by an inplace operation: [torch.FloatTensor [2, 4]], "
                "which is output 0 of AsStrided, is at version 1; expected version 0 instead.'), "
                "eager returned")
+_SAVED_VIEW_BOTH_RAISE = (
+    "call 2: messages differ\n"
+    "eager raised RuntimeError('one of the variables needed for gradient computation has been "
+    "modified by an inplace operation: [torch.FloatTensor [4, 4]], which is output 0 of Clamp1, "
+    "is at version 2; expected version 1 instead.')\n"
+    "scripted raised RuntimeError('one of the variables needed for gradient computation has been "
+    "modified by an inplace operation: [torch.FloatTensor [2, 4]], which is output 0 of AsStrided, "
+    "is at version 2; expected version 1 instead.')")
 _SUBGRAPH_NODE_ON_TORCH_2_4 = (
     "call 2: messages differ\n"
     "eager raised RuntimeError('one of the variables needed for gradient computation has been "
@@ -238,9 +246,13 @@ _DTYPE_IN_FORMULA = (
     (_OUT_GRAD, "known:profiling-out-grad"),  # seed 1138, index 1604
     (_FORMULA_BEFORE_EAGERS_ERROR, "known:profiling-backward-formula"),  # seed 1138, index 4116
     (_SAVED_VIEW, "known:profiling-saved-by-formula"),  # torch 2.15: seed 215, index 675
+    (_SAVED_VIEW_BOTH_RAISE, "known:profiling-saved-by-formula"),  # seed 1141, index 6923
+    # ... but not where eager's error names the view too: a plain mismatch
+    (_SAVED_VIEW_BOTH_RAISE.replace("output 0 of Clamp1", "output 0 of AsStrided"), None),
     (_SUBGRAPH_NODE_ON_TORCH_2_4, "known:profiling-autograd-node"),  # torch 2.4.1: seed 241, index 783
     (_DTYPE_IN_FORMULA, None),  # what jitamp's autodiff boundaries exist to prevent
-], ids=["out_grad", "formula_before_eagers_error", "saved_view", "subgraph_node_on_torch_2_4",
+], ids=["out_grad", "formula_before_eagers_error", "saved_view", "saved_view_both_raise",
+        "saved_view_named_by_eager_too", "subgraph_node_on_torch_2_4",
         "dtype_error_in_formula"])
 def test_known_profiling_differences(message, kind):
     from jitamp.fuzz.runner import known_difference

@@ -72,7 +72,10 @@ sequence numbers, so backward sums gradient contributions in another order
 "known:fork-grad-order"), and where two nodes would fail, another fails
 first (finding 8); and an op's error in a forked task comes back from
 torch.jit.wait as a RuntimeError, eager's class lost
-("known:fork-error-class").
+("known:fork-error-class"). Of the profiling executor's symbolic autodiff:
+a formula that saves a view eager's derivative does not, so that where an
+in-place op changes a tensor backward needs, the error names that view
+(finding 18, "known:profiling-saved-by-formula").
 """
 import importlib.util
 import os
@@ -535,3 +538,11 @@ def test_finding10_is_the_preoptimized_graphs():
     torch._C._jit_pass_inline(graph)
     torch._C._jit_pass_peephole(graph, True)
     assert len(graph.findAllNodes("aten::t")) == 1, graph
+
+
+def test_saved_view_named_by_the_plan_where_eager_raises_too():
+    """finding18: eager and the profiling executor's plan both raise that a
+    tensor backward needs was changed in place, each naming the tensor its
+    own backward saved (plain TorchScript too)."""
+    result = _run("finding18_profiling_saved_view_both_raise.py")
+    assert result.kind == "known:profiling-saved-by-formula", (result.kind, result.message)

@@ -7,6 +7,7 @@ row's policy. These tests fail when the effective table and the dispatcher
 disagree, and show that jitamp still equals eager when the table and the
 dispatcher differ (simulated).
 """
+import itertools
 import os
 import re
 import warnings
@@ -243,3 +244,75 @@ def test_the_table_says_which_ops_torch_versions_autocast_differently():
     assert rows["aten::mm"].varies == ""
     # an implied row follows the op it reaches
     assert rows["aten::nll_loss_nd"].varies == rows["aten::nll_loss"].varies == ""
+
+
+class _EveryPolicy(torch.nn.Module):
+    """One op of each policy kind the pass spells, per device."""
+
+    def forward(self, x, y):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            a = torch.mm(x, y)  # lower_precision_fp, both devices
+            b = torch.prod(x, 1, keepdim=True) * y  # cpu fp32, cuda fp32_set_opt_dtype
+            c = torch.cat([x, y.to(torch.bfloat16)])  # cpu promote (a list)
+            d = x.index_copy(0, torch.tensor([1, 0]), y[:2])  # cpu promote
+            e = torch.binary_cross_entropy_with_logits(x, y.sigmoid(), None, None, 0)  # fp32, both
+            f = torch.cumsum(x, 0) + torch.softmax(x, 0)  # cuda fp32_set_opt_dtype
+            g = torch.layer_norm(x, [8])  # cuda fp32
+            return a + b + c[:8].float() + d + e + f + g
+
+
+_SMART_CASTS = ("jitamp::autocast_to_fp16", "jitamp::autocast_to_fp32", "jitamp::autocast_promote")
+
+
+def _casts_by_op(graph) -> dict:
+    """{op: per input, the (cast, devices) between it and its source}."""
+    out = {}
+    for node in graph.nodes():
+        if node.kind() in _SMART_CASTS or not node.kind().startswith("aten::"):
+            continue
+        chains = []
+        for value in node.inputs():
+            chain = []
+            while value.node().kind() in _SMART_CASTS:
+                cast = value.node()
+                devices = next(i.toIValue() for i in cast.inputs() if i.type().kind() == "StringType")
+                chain.append((cast.kind(), devices))
+                value = cast.inputsAt(value.offset())
+            chains.append(sorted(chain))
+        if any(chains):
+            out.setdefault(node.kind(), []).append(chains)
+    return out
+
+
+_fresh = itertools.count()
+_PRETENDED = [("aten::mm", "cpu"), ("aten::prod.dim_int", "cpu"), ("aten::cat", "cpu"),
+              ("aten::index_copy", "cpu"), ("aten::binary_cross_entropy_with_logits", "cpu"),
+              ("aten::cumsum", "cuda"), ("aten::softmax.int", "cuda"), ("aten::layer_norm", "cuda")]
+
+
+@pytest.mark.parametrize("op,device", _PRETENDED)
+def test_loading_gives_every_policy_kind_the_loading_torchs_casts(pretend, tmp_path, op, device):
+    def saved() -> tuple:
+        # a class of its own: TorchScript compiles (and jitamp rewrites) a
+        # module class once per process
+        cls = type(f"EveryPolicy{next(_fresh)}", (_EveryPolicy,), {})
+        path = str(tmp_path / f"{cls.__name__}.pt")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            warnings.simplefilter("ignore", FutureWarning)
+            scripted = script(cls())
+            torch.jit.save(scripted, path)
+        return path, _casts_by_op(scripted.forward.graph)
+
+    path, as_saved = saved()
+    pretend(op, device, False)
+    # saved by this torch, loaded by one without the op's kernel on `device`
+    path_without, fresh_without = saved()
+    assert fresh_without != as_saved
+    assert _casts_by_op(_load(path).forward.graph) == fresh_without
+    # saved by a torch without it, loaded by this one
+    _C.override_autocast_kernel_for_testing(op, device, None)
+    loaded = _load(path_without)
+    assert _casts_by_op(loaded.forward.graph) == as_saved
+    x, y = torch.randn(8, 8), torch.randn(8, 8)
+    check_against_eager(_EveryPolicy(), [x, y], scripted=loaded)

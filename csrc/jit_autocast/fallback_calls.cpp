@@ -85,12 +85,13 @@ Operation ignoreAmpInFallbacks(const Node* node) {
   collectFallbackFunctions(
       const_cast<Graph*>(node->owningGraph())->block(), functions);
   for (GraphFunction* function : functions) {
-    Graph& graph = *function->graph();
-    if (startsWithTheOp(graph)) {
-      continue; // another copy of the op in this plan got there first
-    }
     function->_set_ignore_amp(true);
-    graph.prependNode(graph.create(ops::kIgnoreAmpInFallbacks, 0));
+    // Its graph may start with the op already: another copy of the op in
+    // this plan got there first, or the graph is a copy of code that had it.
+    Graph& graph = *function->graph();
+    if (!startsWithTheOp(graph)) {
+      graph.prependNode(graph.create(ops::kIgnoreAmpInFallbacks, 0));
+    }
   }
   return [](Stack&) {};
 }

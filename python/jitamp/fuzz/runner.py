@@ -657,9 +657,16 @@ def known_difference(message: str, profiling: bool = False) -> str | None:
     # view of the subgraph's result that it saves, rebuilt by the executor
     # as "AsStrided" (`cat([x[:1], v[:2]])`, then `v.mul_(2)`; seed 215,
     # index 675 on torch 2.15, plain TorchScript too)
+    saved_by_formula = re.compile(_SUBGRAPH_NODE.pattern + r"|of AsStrided, is at version")
     if (profiling and re.match(r"call \d+: scripted raised ", message) and message.endswith(", eager returned")
-            and "modified by an inplace operation" in message
-            and (_SUBGRAPH_NODE.search(message) or "of AsStrided, is at version" in message)):
+            and "modified by an inplace operation" in message and saved_by_formula.search(message)):
+        return "known:profiling-saved-by-formula"
+    # ... where eager's backward raises too, for the tensor it saved: each
+    # names its own (seed 1141, index 6923: eager's "output 0 of Clamp1",
+    # the plan's "[2, 4] ... output 0 of AsStrided"; plain TorchScript too)
+    if (profiling and eager and scripted and "modified by an inplace operation" in eager
+            and "modified by an inplace operation" in scripted
+            and saved_by_formula.search(scripted) and not saved_by_formula.search(eager)):
         return "known:profiling-saved-by-formula"
     return None
 
