@@ -21,9 +21,6 @@ import warnings
 import torch
 from torch import Tensor, nn
 
-warnings.simplefilter("ignore", DeprecationWarning)
-warnings.simplefilter("ignore", FutureWarning)
-
 
 class AddmmActivation(nn.Module):
     """aten::_addmm_activation: lower_precision_fp on CPU from torch 2.6 on,
@@ -113,6 +110,9 @@ def check(directory: str) -> int:
 
 
 if __name__ == "__main__":
+    # TorchScript's deprecation warning on every script, save and load
+    warnings.simplefilter("ignore", DeprecationWarning)
+    warnings.simplefilter("ignore", FutureWarning)
     if len(sys.argv) != 3 or sys.argv[1] not in ("save", "check"):
         print(__doc__.split("\n\n")[1])
         sys.exit(2)
