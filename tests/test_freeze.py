@@ -871,11 +871,25 @@ AddmmActivation = _cross_version_script().AddmmActivation
 def test_casts_for_ops_torch_versions_autocast_differently_stay(outer):
     model, frozen = frozen_and_eager(AddmmActivation)
     graph = frozen.graph
-    readers = {use.user.kind() for n in casts_of_constants(graph)
-               for cast in [use.user for use in n.output().uses()]
-               for use in cast.output().uses()}
-    assert readers == {"aten::_addmm_activation"}, graph  # mm's weight is cast once
+
+    def constant_dtypes(op: str) -> set:
+        """Dtypes of the constant tensors `op` reads, directly or through a
+        smart cast (cast at each call, by the torch running it)."""
+        found = set()
+        for node in graph.findAllNodes(op):
+            for value in node.inputs():
+                while value.node().kind() in SMART_CASTS:
+                    value = value.node().inputsAt(0)
+                if value.node().kind() == "prim::Constant" and value.type().kind() == "TensorType":
+                    found.add(value.toIValue().dtype)
+        return found
+
+    # _addmm_activation reads its weights as frozen, not cast at freezing;
+    # and it is not done at freezing where all it reads is frozen
+    assert constant_dtypes("aten::_addmm_activation") == {torch.float32}, graph
     assert len(graph.findAllNodes("aten::_addmm_activation")) == 2, graph
+    # mm's weight is cast once, at freezing
+    assert constant_dtypes("aten::mm") == {torch.bfloat16}, graph
     for grad in GRAD.values():
         with grad():
             check_against_eager(model, (torch.randn(4, 8),), scripted=frozen, outer=OUTERS[outer])

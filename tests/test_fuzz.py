@@ -247,11 +247,14 @@ _DTYPE_IN_FORMULA = (
     (_FORMULA_BEFORE_EAGERS_ERROR, "known:profiling-backward-formula"),  # seed 1138, index 4116
     (_SAVED_VIEW, "known:profiling-saved-by-formula"),  # torch 2.15: seed 215, index 675
     (_SAVED_VIEW_BOTH_RAISE, "known:profiling-saved-by-formula"),  # seed 1141, index 6923
+    (_SAVED_VIEW_BOTH_RAISE.replace("of Clamp1", "of ClampBackward1").replace(
+        "of AsStrided", "of AsStridedBackward0"), "known:profiling-saved-by-formula"),  # torch 2.4.1
     # ... but not where eager's error names the view too: a plain mismatch
     (_SAVED_VIEW_BOTH_RAISE.replace("output 0 of Clamp1", "output 0 of AsStrided"), None),
     (_SUBGRAPH_NODE_ON_TORCH_2_4, "known:profiling-autograd-node"),  # torch 2.4.1: seed 241, index 783
     (_DTYPE_IN_FORMULA, None),  # what jitamp's autodiff boundaries exist to prevent
 ], ids=["out_grad", "formula_before_eagers_error", "saved_view", "saved_view_both_raise",
+        "saved_view_both_raise_torch_2_4",
         "saved_view_named_by_eager_too", "subgraph_node_on_torch_2_4",
         "dtype_error_in_formula"])
 def test_known_profiling_differences(message, kind):

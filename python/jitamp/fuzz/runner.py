@@ -657,7 +657,8 @@ def known_difference(message: str, profiling: bool = False) -> str | None:
     # view of the subgraph's result that it saves, rebuilt by the executor
     # as "AsStrided" (`cat([x[:1], v[:2]])`, then `v.mul_(2)`; seed 215,
     # index 675 on torch 2.15, plain TorchScript too)
-    saved_by_formula = re.compile(_SUBGRAPH_NODE.pattern + r"|of AsStrided, is at version")
+    # (autograd's node names end in "Backward0" on torch 2.4)
+    saved_by_formula = re.compile(_SUBGRAPH_NODE.pattern + r"|of AsStrided(Backward0)?, is at version")
     if (profiling and re.match(r"call \d+: scripted raised ", message) and message.endswith(", eager returned")
             and "modified by an inplace operation" in message and saved_by_formula.search(message)):
         return "known:profiling-saved-by-formula"
