@@ -16,8 +16,11 @@ namespace jitamp {
 // (cast_ops.cpp), each deciding at run time from its input and the
 // thread's autocast state. Each cast takes the token of its region: the
 // innermost open scope's (LowerAutocastScopes runs first), or
-// jitamp::autocast_caller_region() outside any scope. Idempotent. Returns
-// whether it changed the graph. Does not enter fork subgraphs (see
+// jitamp::autocast_caller_region() outside any scope. Idempotent. A graph
+// rewritten under another torch (a saved model, loaded here) gets this
+// torch's casts: an op's input reached through a smart cast this torch's
+// policy does not make for it is read from its source again first.
+// Returns whether it changed the graph. Does not enter fork subgraphs (see
 // RewriteAutocast).
 bool InsertSmartCasts(const std::shared_ptr<torch::jit::Graph>& graph);
 
