@@ -111,8 +111,10 @@ def check(directory: str) -> int:
 
 if __name__ == "__main__":
     # TorchScript's deprecation warning on every script, save and load
-    warnings.simplefilter("ignore", DeprecationWarning)
-    warnings.simplefilter("ignore", FutureWarning)
+    from jitamp.fuzz.oracle import TORCHSCRIPT_DEPRECATION
+
+    for category in (DeprecationWarning, FutureWarning):
+        warnings.filterwarnings("ignore", message=TORCHSCRIPT_DEPRECATION, category=category)
     if len(sys.argv) != 3 or sys.argv[1] not in ("save", "check"):
         print(__doc__.split("\n\n")[1])
         sys.exit(2)

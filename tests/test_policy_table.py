@@ -10,7 +10,6 @@ dispatcher differ (simulated).
 import itertools
 import os
 import re
-import warnings
 
 import pytest
 import torch
@@ -18,7 +17,7 @@ import torch
 import jitamp
 from jitamp import _C
 from jitamp.passes import dispatcher_autocast_ops, ops_missing_from_table, policy_table
-from oracle import check_against_eager, cpu_autocast, script
+from oracle import check_against_eager, cpu_autocast, script, torchscript_deprecation_ignored
 
 GENERATED = os.path.join(
     os.path.dirname(__file__), "..", "csrc", "jit_autocast", "policy_table_generated.inc"
@@ -164,16 +163,34 @@ def test_missing_ops_are_logged(pretend, capfd):
 # runs it between real torch versions.
 
 
+_SMART_CASTS = ("jitamp::autocast_to_fp16", "jitamp::autocast_to_fp32", "jitamp::autocast_promote")
+
+
+def _casts_by_op(graph) -> dict:
+    """{op: per input, the (cast, devices) between it and its source}."""
+    out = {}
+    for node in graph.nodes():
+        if node.kind() in _SMART_CASTS or not node.kind().startswith("aten::"):
+            continue
+        chains = []
+        for value in node.inputs():
+            chain = []
+            while value.node().kind() in _SMART_CASTS:
+                cast = value.node()
+                devices = next(i.toIValue() for i in cast.inputs() if i.type().kind() == "StringType")
+                chain.append((cast.kind(), devices))
+                value = cast.inputsAt(value.offset())
+            chains.append(sorted(chain))
+        if any(chains):
+            out.setdefault(node.kind(), []).append(chains)
+    return out
+
+
 def _cast_chain_devices(graph, op: str) -> list:
     """Device sets of every smart cast between `op`'s inputs and their
     sources (casts can stack: a CPU one behind a CUDA one)."""
-    node = next(n for n in graph.nodes() if n.kind() == op)
-    found = []
-    for value in node.inputs():
-        while value.node().kind() in ("jitamp::autocast_to_fp16", "jitamp::autocast_to_fp32"):
-            found.append(value.node().inputsAt(1).toIValue())
-            value = value.node().inputsAt(0)
-    return sorted(found)
+    return sorted(devices for chains in _casts_by_op(graph)[op] for chain in chains
+                  for _, devices in chain)
 
 
 class _MmInScope(torch.nn.Module):
@@ -182,24 +199,23 @@ class _MmInScope(torch.nn.Module):
             return torch.mm(x, y) + torch.relu(x)
 
 
-def _saved(tmp_path) -> str:
-    path = str(tmp_path / "model.pt")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        warnings.simplefilter("ignore", FutureWarning)
-        torch.jit.save(script(_MmInScope()), path)
-    return path
+def _saved(tmp_path, cls=_MmInScope) -> tuple:
+    """Scripted with jitamp and saved: the path, and the forward graph's
+    casts as saved (`_casts_by_op`)."""
+    path = str(tmp_path / f"{cls.__name__}.pt")
+    with torchscript_deprecation_ignored():
+        scripted = script(cls())
+        torch.jit.save(scripted, path)
+    return path, _casts_by_op(scripted.forward.graph)
 
 
 def _load(path: str):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        warnings.simplefilter("ignore", FutureWarning)
+    with torchscript_deprecation_ignored():
         return torch.jit.load(path)
 
 
 def test_a_cast_the_loading_torch_does_not_make_is_dropped(pretend, tmp_path):
-    path = _saved(tmp_path)
+    path, _ = _saved(tmp_path)
     assert _cast_chain_devices(_load(path).forward.graph, "aten::mm") == ["cpu,cuda"] * 2
     # Loaded by a torch without mm's CPU autocast kernel: its casts are
     # CUDA's alone, not CUDA's on top of the saving torch's.
@@ -209,7 +225,7 @@ def test_a_cast_the_loading_torch_does_not_make_is_dropped(pretend, tmp_path):
 
 def test_a_cast_the_saving_torch_did_not_make_is_added(pretend, tmp_path):
     pretend("aten::mm", "cpu", False)
-    path = _saved(tmp_path)
+    path, _ = _saved(tmp_path)
     _C.override_autocast_kernel_for_testing("aten::mm", "cpu", None)
     loaded = _load(path)
     assert _cast_chain_devices(loaded.forward.graph, "aten::mm") == ["cpu,cuda"] * 2
@@ -261,29 +277,6 @@ class _EveryPolicy(torch.nn.Module):
             return a + b + c[:8].float() + d + e + f + g
 
 
-_SMART_CASTS = ("jitamp::autocast_to_fp16", "jitamp::autocast_to_fp32", "jitamp::autocast_promote")
-
-
-def _casts_by_op(graph) -> dict:
-    """{op: per input, the (cast, devices) between it and its source}."""
-    out = {}
-    for node in graph.nodes():
-        if node.kind() in _SMART_CASTS or not node.kind().startswith("aten::"):
-            continue
-        chains = []
-        for value in node.inputs():
-            chain = []
-            while value.node().kind() in _SMART_CASTS:
-                cast = value.node()
-                devices = next(i.toIValue() for i in cast.inputs() if i.type().kind() == "StringType")
-                chain.append((cast.kind(), devices))
-                value = cast.inputsAt(value.offset())
-            chains.append(sorted(chain))
-        if any(chains):
-            out.setdefault(node.kind(), []).append(chains)
-    return out
-
-
 _fresh = itertools.count()
 _PRETENDED = [("aten::mm", "cpu"), ("aten::prod.dim_int", "cpu"), ("aten::cat", "cpu"),
               ("aten::index_copy", "cpu"), ("aten::binary_cross_entropy_with_logits", "cpu"),
@@ -295,14 +288,7 @@ def test_loading_gives_every_policy_kind_the_loading_torchs_casts(pretend, tmp_p
     def saved() -> tuple:
         # a class of its own: TorchScript compiles (and jitamp rewrites) a
         # module class once per process
-        cls = type(f"EveryPolicy{next(_fresh)}", (_EveryPolicy,), {})
-        path = str(tmp_path / f"{cls.__name__}.pt")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            warnings.simplefilter("ignore", FutureWarning)
-            scripted = script(cls())
-            torch.jit.save(scripted, path)
-        return path, _casts_by_op(scripted.forward.graph)
+        return _saved(tmp_path, type(f"EveryPolicy{next(_fresh)}", (_EveryPolicy,), {}))
 
     path, as_saved = saved()
     pretend(op, device, False)

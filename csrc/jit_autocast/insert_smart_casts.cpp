@@ -141,12 +141,19 @@ class CastInserter {
     }
     const EffectivePolicy policy = policies_.of(*schema);
     dropStaleCasts(node, *schema, policy);
-    if (policy.cpu == policy.cuda) {
-      applyPolicy(node, *schema, policy.cpu, "cpu,cuda");
-    } else {
-      applyPolicy(node, *schema, policy.cpu, "cpu");
-      applyPolicy(node, *schema, policy.cuda, "cuda");
+    for (const auto& [devices, applied] : byDevices(policy)) {
+      applyPolicy(node, *schema, applied, devices);
     }
+  }
+
+  // The device sets the casts name, each with its policy: one set where
+  // both devices have the same.
+  static c10::SmallVector<std::pair<const char*, CastPolicy>, 2> byDevices(
+      const EffectivePolicy& policy) {
+    if (policy.cpu == policy.cuda) {
+      return {{"cpu,cuda", policy.cpu}};
+    }
+    return {{"cpu", policy.cpu}, {"cuda", policy.cuda}};
   }
 
   // A graph rewritten under another torch (a saved model, loaded here)
@@ -220,11 +227,12 @@ class CastInserter {
       }
       return false;
     };
-    if (policy.cpu == policy.cuda) {
-      return devices == "cpu,cuda" && makes(policy.cpu);
+    for (const auto& [named, applied] : byDevices(policy)) {
+      if (devices == named && makes(applied)) {
+        return true;
+      }
     }
-    return (devices == "cpu" && makes(policy.cpu)) ||
-        (devices == "cuda" && makes(policy.cuda));
+    return false;
   }
 
   void applyPolicy(

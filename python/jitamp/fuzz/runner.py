@@ -492,6 +492,10 @@ def _reads_an_argument(graph: torch._C.Graph, where: tuple[str, int], rename: di
 _NODE = re.compile(r"which is output (\d+) of \w+, is at version")
 _ANY_NODE = re.compile(r"which is output \d+ of [\w:()\s]+?, is at version")
 _SUBGRAPH_NODE = re.compile(r"DifferentiableGraph(Backward)?, is at version")
+# what a profiling plan's symbolic formula saved: a subgraph's output, or a
+# view the executor rebuilds (autograd's node names end in "Backward0" on
+# torch 2.4)
+_SAVED_BY_FORMULA = re.compile(_SUBGRAPH_NODE.pattern + r"|of AsStrided(Backward0)?, is at version")
 
 
 _FORK = re.compile(r"(\w+) = torch\.jit\.fork\((\w+), ([^)]*)\); (\w+) = torch\.jit\.wait\(\1\)")
@@ -657,17 +661,15 @@ def known_difference(message: str, profiling: bool = False) -> str | None:
     # view of the subgraph's result that it saves, rebuilt by the executor
     # as "AsStrided" (`cat([x[:1], v[:2]])`, then `v.mul_(2)`; seed 215,
     # index 675 on torch 2.15, plain TorchScript too)
-    # (autograd's node names end in "Backward0" on torch 2.4)
-    saved_by_formula = re.compile(_SUBGRAPH_NODE.pattern + r"|of AsStrided(Backward0)?, is at version")
     if (profiling and re.match(r"call \d+: scripted raised ", message) and message.endswith(", eager returned")
-            and "modified by an inplace operation" in message and saved_by_formula.search(message)):
+            and "modified by an inplace operation" in message and _SAVED_BY_FORMULA.search(message)):
         return "known:profiling-saved-by-formula"
     # ... where eager's backward raises too, for the tensor it saved: each
     # names its own (seed 1141, index 6923: eager's "output 0 of Clamp1",
     # the plan's "[2, 4] ... output 0 of AsStrided"; plain TorchScript too)
     if (profiling and eager and scripted and "modified by an inplace operation" in eager
             and "modified by an inplace operation" in scripted
-            and saved_by_formula.search(scripted) and not saved_by_formula.search(eager)):
+            and _SAVED_BY_FORMULA.search(scripted) and not _SAVED_BY_FORMULA.search(eager)):
         return "known:profiling-saved-by-formula"
     return None
 
