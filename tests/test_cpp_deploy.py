@@ -135,7 +135,25 @@ def _autocast_converted(tmp_path) -> tuple:
     return eager, str(path)
 
 
-SAVED = {"scripted": _scripted, "autocast_converted": _autocast_converted}
+def deploy_function(x):
+    """A scripted function: torch.jit.save saves it as a module whose
+    forward is the function (with jitamp's loader). The bfloat16 addmm is
+    what the profiling executor would split into mm + add."""
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        h = torch.addmm(x[:, :5], x, x.t())
+        with torch.autocast("cpu", enabled=False):
+            r = torch.mm(h.float(), x)
+    return r + x.sum()
+
+
+def _scripted_function(tmp_path) -> tuple:
+    path = tmp_path / "function.pt"
+    torch.jit.save(oracle.script(deploy_function), str(path))
+    return deploy_function, str(path)
+
+
+SAVED = {"scripted": _scripted, "autocast_converted": _autocast_converted,
+         "scripted_function": _scripted_function}
 
 
 @pytest.fixture(scope="module", params=list(SAVED))

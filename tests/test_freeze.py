@@ -903,7 +903,7 @@ def test_standalone_refuses_ops_torch_versions_autocast_differently():
             jitamp.freeze(scripted, standalone=True)
     message = str(error.value)
     assert ("aten::_addmm_activation: torch versions autocast it differently (autocast on cpu in "
-            "torch 2.6.0 to 2.15.0; not in 2.4.1)") in message, message
+            "torch 2.6.0 to 2.15.0; not in 2.4.1 to 2.5.1)") in message, message
 
 
 def test_cross_version_script_on_one_torch(tmp_path):

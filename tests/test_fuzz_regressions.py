@@ -325,6 +325,44 @@ def _load(name: str):
     return program
 
 
+def _casts_before(graph, op: str) -> List[int]:
+    """The inputs of `op` (by index) whose smart casts run just before it,
+    in the order they run."""
+    node = next(n for n in graph.nodes() if n.kind() == op)
+    producers = {i.node(): k for k, i in enumerate(node.inputs())}
+    order, prev = [], node.prev()
+    while prev in producers:
+        order.insert(0, producers.pop(prev))
+        prev = prev.prev()
+    return order
+
+
+@pytest.mark.parametrize("saved_last_first", [True, False], ids=["saved-last-first", "saved-first-first"])
+def test_finding2_casts_saved_in_another_compilers_order_run_in_this_torchs(tmp_path, saved_last_first):
+    """Finding 2 through a save: eager casts an op's arguments in its
+    compiler's order (last first with GCC, first first with clang), so a
+    model saved by a torch built by one compiler and loaded by a torch
+    built by the other carries the other order (simulated: the saving side
+    inserts in the order given). Loading puts the casts in this torch's
+    order, and backward sums the gradient of v2, which
+    margin_ranking_loss reads twice, as this torch's eager does."""
+    name = "finding2_cast_order_grad.py"
+    path = str(tmp_path / "finding2.pt")
+    jitamp._C.override_cast_order_for_testing(saved_last_first)
+    try:
+        saved = oracle.script(_load(name).prog)
+        torch.jit.save(saved, path)
+    finally:
+        jitamp._C.override_cast_order_for_testing(None)
+    op = "aten::margin_ranking_loss"
+    assert _casts_before(saved.inlined_graph, op) == ([2, 1, 0] if saved_last_first else [0, 1, 2])
+    loaded = torch.jit.load(path)
+    assert _casts_before(loaded.inlined_graph, op) == _casts_before(oracle.script(_load(name).prog).inlined_graph, op)
+    program = _load(name)
+    oracle.check_against_eager(program.prog, program.make_args(1), scripted=loaded, grad=True,
+                               outer=oracle.cpu_autocast(torch.float16))
+
+
 def test_fork_backward_error_order_is_torchscripts():
     """finding8_fork_backward_error_order.py: backward meets two failing
     nodes. Eager fails at the NotImplemented node of `softmax(..., out=v7)`

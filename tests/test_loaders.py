@@ -20,7 +20,8 @@ import torch
 from torch import nn
 
 import jitamp
-from oracle import check_against_eager, cpu_autocast, save_without_jitamp, script, torchscript_deprecation_ignored
+from oracle import (check_against_eager, cpu_autocast, save_without_jitamp, script, script_without_jitamp,
+                    torchscript_deprecation_ignored)
 
 
 class IssueModel(nn.Module):
@@ -110,6 +111,54 @@ def test_loaded_model_equals_eager(tmp_path, name, saver, loader, case):
     for grad in (False, True):  # inference, then training (input gradients)
         loaded = LOADERS[loader](path)  # fresh: nothing of it has run
         check_against_eager(model, [x], scripted=loaded, outer=CASES[case], grad=grad)
+
+
+def addmm_in_scope(b, x, y):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        z = torch.addmm(b, x, y)
+    with torch.autocast("cpu", enabled=False):
+        return torch.mm(z.float(), y)
+
+
+def addmm_without_jitamp(b, x, y):
+    return torch.addmm(b, x, y)
+
+
+def _save_function(function, path: str, to_buffer: bool) -> None:
+    with torchscript_deprecation_ignored():
+        if to_buffer:
+            with open(path, "wb") as f:
+                torch.jit.save(function, f)  # ScriptFunction.save_to_buffer
+        else:
+            torch.jit.save(function, path)  # ScriptFunction.save
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("loader", list(LOADERS))
+@pytest.mark.parametrize("to_buffer", [False, True], ids=["to-path", "to-buffer"])
+def test_saved_function_equals_eager(tmp_path, to_buffer, loader, case):
+    """torch.jit.save of a scripted function saves a module whose forward
+    is the function, which no loader object configured: torch.jit.load ran
+    it on the profiling executor, whose DecomposeOps split the bfloat16
+    addmm into mm + add (rounding twice: other values from the first
+    call). A function jitamp rewrote is saved with the loader."""
+    path = str(tmp_path / "function.pt")
+    _save_function(script(addmm_in_scope), path, to_buffer)
+    b, x, y = torch.randn(3, 16, 16).unbind()
+    for grad in (False, True):
+        loaded = LOADERS[loader](path)  # fresh: nothing of it has run
+        assert loaded._c.hasattr("_jitamp_loader")
+        check_against_eager(addmm_in_scope, [b, x, y], scripted=loaded, outer=CASES[case], grad=grad)
+
+
+def test_function_jitamp_did_not_rewrite_saves_as_torch_saves_it(tmp_path):
+    path = str(tmp_path / "function.pt")
+    plain = script_without_jitamp(addmm_without_jitamp)
+    with torchscript_deprecation_ignored():
+        torch.jit.save(plain, path)
+        loaded = torch.jit.load(path)
+    assert not loaded._c.hasattr("_jitamp_loader")
+    assert "jitamp" not in loaded.code
 
 
 def test_loaded_in_a_process_with_builtin_jit_autocast_on(tmp_path):

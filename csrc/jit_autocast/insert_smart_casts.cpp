@@ -23,6 +23,15 @@ using namespace torch::jit;
 
 namespace {
 
+// overrideCastOrderForTesting: -1 none, 0 first argument first, 1 last.
+int cast_order_override = -1;
+
+// The order the pass inserts an op's casts in: eager's.
+bool castsLastArgumentFirst() {
+  return cast_order_override < 0 ? eagerCastsLastArgumentFirst()
+                                 : cast_order_override == 1;
+}
+
 bool isTensor(const TypePtr& type) {
   return type->kind() == TypeKind::TensorType;
 }
@@ -140,10 +149,115 @@ class CastInserter {
       return;
     }
     const EffectivePolicy policy = policies_.of(*schema);
-    dropStaleCasts(node, *schema, policy);
+    bool had_casts = false;
+    for (const Value* input : node->inputs()) {
+      had_casts = had_casts || isSmartCast(input->node());
+    }
+    // Casts already there: a graph rewritten before (under another torch,
+    // when it is a saved model loaded here).
+    if (had_casts) {
+      dropStaleCasts(node, *schema, policy);
+    }
     for (const auto& [devices, applied] : byDevices(policy)) {
       applyPolicy(node, *schema, applied, devices);
     }
+    if (had_casts) {
+      orderCasts(node, *schema, policy);
+    }
+  }
+
+  // A graph saved by a torch whose compiler orders eager's casts the other
+  // way (eagerCastsLastArgumentFirst, cast_ops.h) carries its casts in that
+  // order; the order decides the casts' autograd sequence numbers, and so
+  // the order backward sums the gradients of a value an op reads twice.
+  // The casts `node` reads, where they sit together just before it (as the
+  // pass inserts them), go in the order applyPolicy inserts them in: device
+  // set by device set (byDevices), and within one, argument by argument in
+  // this torch's order. A promote cast orders its inputs at run time.
+  void orderCasts(
+      Node* node,
+      const FunctionSchema& schema,
+      const EffectivePolicy& policy) {
+    struct Placed {
+      Node* cast;
+      size_t key;
+    };
+    const auto groups = byDevices(policy);
+    const size_t n =
+        std::min(node->inputs().size(), schema.arguments().size());
+    const bool last_first = castsLastArgumentFirst();
+    c10::SmallVector<Placed, 8> casts;
+    for (size_t i = 0; i < n; ++i) {
+      const size_t position = last_first ? n - 1 - i : i;
+      for (Value* value = node->input(i); isSmartCast(value->node());
+           value = value->node()->input(value->offset())) {
+        Node* cast = value->node();
+        if (cast->kind() != ops::kToFp16 && cast->kind() != ops::kToFp32) {
+          return;
+        }
+        const std::string devices = devicesOf(cast);
+        const auto group = std::find_if(
+            groups.begin(), groups.end(), [&](const auto& entry) {
+              return devices == entry.first;
+            });
+        if (group == groups.end()) {
+          return;
+        }
+        const size_t key = static_cast<size_t>(group - groups.begin()) * n +
+            position;
+        const auto seen =
+            std::find_if(casts.begin(), casts.end(), [&](const Placed& p) {
+              return p.cast == cast;
+            });
+        if (seen == casts.end()) {
+          casts.push_back({cast, key});
+        } else {
+          seen->key = std::min(seen->key, key); // one cast, read twice
+        }
+      }
+    }
+    if (casts.size() < 2) {
+      return;
+    }
+    // Together, just before the op: nothing else runs between them.
+    c10::SmallVector<Node*, 8> current;
+    for (Node* prev = node->prev(); current.size() < casts.size();
+         prev = prev->prev()) {
+      const bool ours =
+          std::any_of(casts.begin(), casts.end(), [&](const Placed& p) {
+            return p.cast == prev;
+          });
+      if (!ours) {
+        return;
+      }
+      current.insert(current.begin(), prev);
+    }
+    std::stable_sort(
+        casts.begin(), casts.end(), [](const Placed& a, const Placed& b) {
+          return a.key < b.key;
+        });
+    bool same = true;
+    for (size_t k = 0; k < casts.size(); ++k) {
+      same = same && casts[k].cast == current[k];
+      // A cast stacked on another must stay after it.
+      for (size_t later = k + 1; later < casts.size(); ++later) {
+        for (const Value* input : casts[k].cast->inputs()) {
+          if (input->node() == casts[later].cast) {
+            return;
+          }
+        }
+      }
+    }
+    if (same) {
+      return;
+    }
+    for (const Placed& placed : casts) {
+      placed.cast->moveBefore(node);
+    }
+    if (log_updates_) {
+      GRAPH_UPDATE("Put the casts of ", *node, " in this torch's order");
+    }
+    changed_ = true;
   }
 
   // The device sets the casts name, each with its policy: one set where
@@ -169,11 +283,7 @@ class CastInserter {
       Node* node,
       const FunctionSchema& schema,
       const EffectivePolicy& policy) {
-    bool cast_inputs = false;
-    for (Value* input : node->inputs()) {
-      cast_inputs = cast_inputs || isSmartCast(input->node());
-    }
-    if (!cast_inputs || !inPolicyTable(schema.name(), schema.overload_name())) {
+    if (!inPolicyTable(schema.name(), schema.overload_name())) {
       return;
     }
     for (size_t i = 0; i < node->inputs().size(); ++i) {
@@ -250,7 +360,7 @@ class CastInserter {
         // cast goes in just before the op.
         const size_t n =
             std::min(node->inputs().size(), schema.arguments().size());
-        const bool last_first = eagerCastsLastArgumentFirst();
+        const bool last_first = castsLastArgumentFirst();
         for (size_t k = 0; k < n; ++k) {
           const size_t i = last_first ? n - 1 - k : k;
           castInput(node, i, schema.arguments()[i].type(), kind, devices);
@@ -453,6 +563,10 @@ class CastInserter {
 
 bool InsertSmartCasts(const std::shared_ptr<Graph>& graph) {
   return CastInserter(*graph).run();
+}
+
+void overrideCastOrderForTesting(std::optional<bool> last_first) {
+  cast_order_override = last_first ? static_cast<int>(*last_first) : -1;
 }
 
 } // namespace jitamp

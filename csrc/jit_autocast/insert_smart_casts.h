@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 namespace torch::jit {
 struct Graph;
@@ -19,9 +20,17 @@ namespace jitamp {
 // jitamp::autocast_caller_region() outside any scope. Idempotent. A graph
 // rewritten under another torch (a saved model, loaded here) gets this
 // torch's casts: an op's input reached through a smart cast this torch's
-// policy does not make for it is read from its source again first.
-// Returns whether it changed the graph. Does not enter fork subgraphs (see
+// policy does not make for it is read from its source again first, and
+// the casts such a graph carries are put in this torch's cast order
+// (eagerCastsLastArgumentFirst, cast_ops.h: a compiler's choice, so a
+// model saved by a GCC-built torch and loaded by a clang-built one carries
+// the other order). Returns whether it changed the graph. Does not enter fork subgraphs (see
 // RewriteAutocast).
 bool InsertSmartCasts(const std::shared_ptr<torch::jit::Graph>& graph);
+
+// Tests only: insert an op's casts last argument first (true) or first
+// argument first (false), as a torch built by another compiler would, to
+// make the graphs it saves; nullopt: this torch's order.
+void overrideCastOrderForTesting(std::optional<bool> last_first);
 
 } // namespace jitamp

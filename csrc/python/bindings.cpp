@@ -54,6 +54,26 @@ PYBIND11_MODULE(_C, m) {
       "Rewrite a ScriptFunction and what it calls; returns the names changed.");
 
   m.def(
+      "function_as_module",
+      [](const torch::jit::StrongFunctionPtr& function) {
+        // What ScriptFunction.save saves (torch's addFunctionToModule): a
+        // module whose forward is the function's graph with `self` added.
+        torch::jit::Module module("__torch__.PlaceholderModule");
+        module.register_attribute("training", c10::BoolType::get(), true);
+        auto graph =
+            torch::jit::toGraphFunction(*function.function_).graph()->copy();
+        graph->insertInput(0, "self")->setType(module._ivalue()->type());
+        torch::jit::Function* forward =
+            module._ivalue()->compilation_unit()->create_function(
+                c10::QualifiedName(*module.type()->name(), "forward"),
+                std::move(graph));
+        module.type()->addMethod(forward);
+        return module;
+      },
+      py::arg("function"),
+      "The module ScriptFunction.save saves: forward is the function.");
+
+  m.def(
       "rewrite_module",
       [](const torch::jit::Module& module, bool simple_executor) {
         return jitamp::RewriteModule(
@@ -243,4 +263,14 @@ PYBIND11_MODULE(_C, m) {
       py::arg("device"),
       py::arg("has_kernel"),
       "Tests only: pretend torch has (or lacks) an autocast kernel.");
+
+  m.def(
+      "override_cast_order_for_testing",
+      [](std::optional<bool> last_first) {
+        jitamp::overrideCastOrderForTesting(last_first);
+      },
+      py::arg("last_first"),
+      "Tests only: insert casts last argument first (True) or first "
+      "argument first (False), as a torch built by another compiler would; "
+      "None: this torch's order.");
 }

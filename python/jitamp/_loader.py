@@ -10,6 +10,11 @@ compiling its code, before any of it can run), calls
 `jitamp::prepare_loaded`: that rewrites (idempotently) and configures every
 function of the loaded model, as `jitamp.rewrite()` does.
 
+A scripted function has no attributes: `torch.jit.save` saves it as a
+module whose forward is the function. For a function jitamp rewrote, that
+module gets the loader too (`ScriptFunction.save` and `save_to_buffer` are
+wrapped; other functions save as torch saves them).
+
 Loading needs jitamp's ops: `import jitamp` in Python, or a C++ program
 linked with the jitamp_ops library.
 """
@@ -88,6 +93,55 @@ def fill(module: torch._C.ScriptModule) -> None:
         simple = _executors.get(module._type().qualified_name())
         if simple is not None:
             module.setattr(ATTRIBUTE, ModelLoader(simple))
+
+
+# How each scripted function jitamp rewrote runs (the simple executor or
+# not), by its qualified name (unique in the Python compilation unit).
+_function_executors: dict[str, bool] = {}
+
+
+def record_function(function: torch._C.ScriptFunction, simple_executor: bool) -> None:
+    """Remember that jitamp rewrote `function`: saved, it gets a loader."""
+    _function_executors[function.qualified_name] = simple_executor
+
+
+def _save_functions_with_a_loader() -> None:
+    """torch.jit.save of a scripted function saves a module whose forward is
+    the function (torch's `ScriptFunction.save`), which no loader would
+    configure: torch.jit.load ran a rewritten function on the profiling
+    executor, whose DecomposeOps split a bfloat16 addmm into mm + add
+    (rounding twice) from the first call. For a function jitamp rewrote,
+    the module saved is the same one with the loader attribute."""
+    cls = torch._C.ScriptFunction
+    if getattr(cls.save, "_jitamp_loader", False):
+        return
+    from ._library import _C
+
+    def as_module(function: torch._C.ScriptFunction) -> torch._C.ScriptModule | None:
+        simple = _function_executors.get(function.qualified_name)
+        if simple is None:
+            return None
+        module = _C.function_as_module(function)
+        attach(module, simple)
+        return module
+
+    save, save_to_buffer = cls.save, cls.save_to_buffer
+
+    @functools.wraps(save)
+    def save_with_loader(self: Any, *args: Any, **kwargs: Any) -> Any:
+        module = as_module(self)
+        return save(self, *args, **kwargs) if module is None else module.save(*args, **kwargs)
+
+    @functools.wraps(save_to_buffer)
+    def save_to_buffer_with_loader(self: Any, *args: Any, **kwargs: Any) -> Any:
+        module = as_module(self)
+        if module is None:
+            return save_to_buffer(self, *args, **kwargs)
+        return module.save_to_buffer(*args, **kwargs)
+
+    save_with_loader._jitamp_loader = True  # type: ignore[attr-defined]
+    cls.save = save_with_loader
+    cls.save_to_buffer = save_to_buffer_with_loader
 
 
 class Fills:
@@ -190,3 +244,4 @@ def _keep_frozen_modules_rewritten() -> None:
 
 
 _keep_frozen_modules_rewritten()
+_save_functions_with_a_loader()

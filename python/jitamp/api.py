@@ -77,6 +77,7 @@ def enable(*, profiling_executor: bool = False) -> _Enabled:
 
         def function_hook(function: torch._C.ScriptFunction) -> None:
             _C.rewrite_function(function, simple_executor=simple)
+            _loader.record_function(function, simple)
             other = _state["others"][1] if _state is not None else None
             if other is not None:
                 other(function)
@@ -209,6 +210,7 @@ def rewrite(obj: Any, *, profiling_executor: bool = False) -> list[str]:
         _loader.attach(target, simple)
     elif isinstance(target, torch._C.ScriptFunction):
         changed = _C.rewrite_function(target, simple_executor=simple)
+        _loader.record_function(target, simple)
     else:
         raise TypeError(
             "jitamp.rewrite expects a scripted function or module "
