@@ -151,6 +151,23 @@ def test_saved_function_equals_eager(tmp_path, to_buffer, loader, case):
         check_against_eager(addmm_in_scope, [b, x, y], scripted=loaded, outer=CASES[case], grad=grad)
 
 
+def addmm_traced(b, x, y):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return torch.addmm(b, x, y)
+
+
+def test_saved_traced_function_equals_eager(tmp_path):
+    """A function traced with jitamp enabled is rewritten as a scripted one
+    (jitamp/_tracing.py) and saved with the loader as well."""
+    path = str(tmp_path / "traced.pt")
+    b, x, y = torch.randn(3, 16, 16).unbind()
+    with torchscript_deprecation_ignored(), jitamp.enable():
+        torch.jit.save(torch.jit.trace(addmm_traced, (b, x, y)), path)
+    loaded = torch.jit.load(path)
+    assert loaded._c.hasattr("_jitamp_loader")
+    check_against_eager(addmm_traced, [b, x, y], scripted=loaded, grad=True)
+
+
 def test_function_jitamp_did_not_rewrite_saves_as_torch_saves_it(tmp_path):
     path = str(tmp_path / "function.pt")
     plain = script_without_jitamp(addmm_without_jitamp)

@@ -174,7 +174,7 @@ def main(argv=None) -> int:
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--out", default=None, help="where reproducers go (default: none written)")
     p.add_argument("--save-share", type=float, default=0.3,
-                   help="share of module programs also compared after torch.jit.save/load")
+                   help="share of programs also compared after torch.jit.save/load")
     p.add_argument("--restart-every", type=int, default=250)
     p.add_argument("--timeout", type=float, default=120.0, help="seconds a program may take")
     p.add_argument("--shrink-budget", type=float, default=120.0)

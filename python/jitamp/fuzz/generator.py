@@ -685,7 +685,11 @@ class Generator:
             "KIND": self.kind,
             "GRAD": grad,
             "OUTER": outer,
-            "SAVE": self.kind == "module" and not ignore and self.rng.random() < self.save_share,
+            # A function program's draw is apart from the program's stream
+            # (functions were not saved before: their programs stay the same)
+            "SAVE": not ignore and (
+                self.rng.random() < self.save_share if self.kind == "module" else
+                random.Random(f"jitamp-fuzz-save:{self.seed}:{self.index}").random() < self.save_share),
             # forks run with jitamp enabled at run time (the known fork-subgraph
             # deviation under PyTorch's built-in JIT autocast, see runner)
             "RUNTIME_JITAMP": self.chance(0.5),

@@ -8,8 +8,8 @@ units by qualified name) never hand one run's compilation to another.
 The comparison is `jitamp.fuzz.oracle.check_against_eager`, the tests' own
 rules, on calls 1, 2, 3 (ALTERNATE programs flip their `flag` argument
 between calls), with gradients when the program says GRAD, inside the eager
-region OUTER; then, for SAVE programs (modules without `@torch.jit.ignore`
-calls), once more on the model saved with `torch.jit.save` and loaded with
+region OUTER; then, for SAVE programs (functions and modules without
+`@torch.jit.ignore` calls), once more on the model saved with `torch.jit.save` and loaded with
 `torch.jit.load` (jitamp imported). Module programs are then frozen
 (`torch.jit.freeze` of the scripted module in eval mode: jitamp folds the
 casts of weights whose scope's state is static) and compared with eager
