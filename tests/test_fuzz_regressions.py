@@ -363,6 +363,44 @@ def test_finding2_casts_saved_in_another_compilers_order_run_in_this_torchs(tmp_
                                outer=oracle.cpu_autocast(torch.float16))
 
 
+_MM_CAST = """graph(%x : Tensor, %y : Tensor):
+  %r : int = jitamp::autocast_caller_region()
+  %d : str = prim::Constant[value="cpu,cuda"]()
+{casts}
+  %z : Tensor = aten::mm(%a, %b)
+  return (%z)"""
+_CAST_X = "  %a : Tensor = jitamp::autocast_to_fp16(%x, %d, %r)"
+_CAST_Y = "  %b : Tensor = jitamp::autocast_to_fp16(%y, %d, %r)"
+
+
+def _mm_casts_after_the_pass(*lines: str) -> List[int]:
+    graph = torch._C.parse_ir(_MM_CAST.format(casts="\n".join(lines)))
+    jitamp.rewrite_graph(graph)
+    assert len(graph.findAllNodes("jitamp::autocast_to_fp16")) == 2, graph
+    return _casts_before(graph, "aten::mm")
+
+
+def test_casts_in_either_order_are_put_in_this_torchs():
+    """The IR form of the test above: mm's two casts, as either compiler's
+    torch saved them, come out in the order the pass inserts them in."""
+    fresh = torch._C.parse_ir(_MM_CAST.format(casts="").replace("aten::mm(%a, %b)", "aten::mm(%x, %y)"))
+    jitamp.rewrite_graph(fresh)
+    ours = _casts_before(fresh, "aten::mm")
+    assert sorted(ours) == [0, 1]
+    assert _mm_casts_after_the_pass(_CAST_X, _CAST_Y) == ours
+    assert _mm_casts_after_the_pass(_CAST_Y, _CAST_X) == ours
+
+
+def test_casts_apart_from_their_op_are_left_where_they_are():
+    """Something runs between the casts (freezing or another pass put it
+    there): moving a cast past it is not the pass's to judge."""
+    graph = torch._C.parse_ir(_MM_CAST.format(
+        casts="\n".join([_CAST_Y, "  %w : Tensor = aten::relu(%x)", _CAST_X])))
+    before = str(graph)
+    jitamp.rewrite_graph(graph)
+    assert str(graph) == before
+
+
 def test_fork_backward_error_order_is_torchscripts():
     """finding8_fork_backward_error_order.py: backward meets two failing
     nodes. Eager fails at the NotImplemented node of `softmax(..., out=v7)`

@@ -200,7 +200,9 @@ def rewrite(obj: Any, *, profiling_executor: bool = False) -> list[str]:
     Idempotent. Raises if a graph that needs the rewrite has already run:
     TorchScript's executor keeps the graph it compiled at the first call.
     `profiling_executor`: see enable(). A module also gets the loader
-    object that makes it load exactly with torch.jit.load (see load()).
+    object that makes it load exactly with torch.jit.load (see load()); a
+    function gets it when torch.jit.save saves it (as a module whose
+    forward is the function).
     Returns the qualified names of the functions whose graphs changed.
     """
     simple = not profiling_executor
