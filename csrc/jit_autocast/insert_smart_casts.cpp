@@ -72,7 +72,8 @@ bool alreadyCast(const Value* value, Symbol kind, const std::string& devices) {
 
 class CastInserter {
  public:
-  explicit CastInserter(Graph& graph) : graph_(graph) {}
+  CastInserter(Graph& graph, std::vector<std::shared_ptr<Graph>>* tasks)
+      : graph_(graph), tasks_(tasks) {}
 
   bool run() {
     insertInBlock(graph_.block());
@@ -141,7 +142,13 @@ class CastInserter {
   }
 
   void insertCasts(Node* node) {
-    if (isSmartCast(node) || hasTaskSubgraph(node)) {
+    if (hasTaskSubgraph(node)) {
+      if (tasks_ != nullptr) {
+        tasks_->push_back(node->g(attr::Subgraph));
+      }
+      return;
+    }
+    if (isSmartCast(node)) {
       return;
     }
     const FunctionSchema* schema = node->maybeSchema();
@@ -547,6 +554,7 @@ class CastInserter {
   }
 
   Graph& graph_;
+  std::vector<std::shared_ptr<Graph>>* tasks_;
   StaticScopes scopes_;
   Value* caller_region_ = nullptr;
   std::map<std::string, Value*> devices_constants_;
@@ -561,8 +569,10 @@ class CastInserter {
 
 } // namespace
 
-bool InsertSmartCasts(const std::shared_ptr<Graph>& graph) {
-  return CastInserter(*graph).run();
+bool InsertSmartCasts(
+    const std::shared_ptr<Graph>& graph,
+    std::vector<std::shared_ptr<Graph>>* tasks) {
+  return CastInserter(*graph, tasks).run();
 }
 
 void overrideCastOrderForTesting(std::optional<bool> last_first) {

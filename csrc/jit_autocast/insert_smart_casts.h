@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace torch::jit {
 struct Graph;
@@ -24,9 +25,12 @@ namespace jitamp {
 // the casts such a graph carries are put in this torch's cast order
 // (eagerCastsLastArgumentFirst, cast_ops.h: a compiler's choice, so a
 // model saved by a GCC-built torch and loaded by a clang-built one carries
-// the other order). Returns whether it changed the graph. Does not enter fork subgraphs (see
-// RewriteAutocast).
-bool InsertSmartCasts(const std::shared_ptr<torch::jit::Graph>& graph);
+// the other order). Returns whether it changed the graph. Does not enter
+// fork subgraphs (see RewriteAutocast): given `tasks`, it appends them
+// there, in program order.
+bool InsertSmartCasts(
+    const std::shared_ptr<torch::jit::Graph>& graph,
+    std::vector<std::shared_ptr<torch::jit::Graph>>* tasks = nullptr);
 
 // Tests only: insert an op's casts last argument first (true) or first
 // argument first (false), as a torch built by another compiler would, to

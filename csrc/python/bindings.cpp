@@ -212,7 +212,10 @@ PYBIND11_MODULE(_C, m) {
       {"lower_autocast_scopes", jitamp::LowerAutocastScopes},
       {"make_waits_blocking", jitamp::MakeWaitsBlocking},
       {"carry_autocast_into_tasks", jitamp::CarryAutocastIntoTasks},
-      {"insert_smart_casts", jitamp::InsertSmartCasts},
+      {"insert_smart_casts",
+       [](const std::shared_ptr<torch::jit::Graph>& graph) {
+         return jitamp::InsertSmartCasts(graph);
+       }},
   };
   for (const auto& [name, pass] : passes) {
     m.def(
