@@ -125,23 +125,19 @@ def _save_functions_with_a_loader() -> None:
         attach(module, simple)
         return module
 
-    save, save_to_buffer = cls.save, cls.save_to_buffer
+    def with_loader(method: Any) -> Any:
+        @functools.wraps(method)
+        def wrapped(self: Any, *args: Any, **kwargs: Any) -> Any:
+            module = as_module(self)
+            if module is None:
+                return method(self, *args, **kwargs)
+            return getattr(module, method.__name__)(*args, **kwargs)
 
-    @functools.wraps(save)
-    def save_with_loader(self: Any, *args: Any, **kwargs: Any) -> Any:
-        module = as_module(self)
-        return save(self, *args, **kwargs) if module is None else module.save(*args, **kwargs)
+        wrapped._jitamp_loader = True  # type: ignore[attr-defined]
+        return wrapped
 
-    @functools.wraps(save_to_buffer)
-    def save_to_buffer_with_loader(self: Any, *args: Any, **kwargs: Any) -> Any:
-        module = as_module(self)
-        if module is None:
-            return save_to_buffer(self, *args, **kwargs)
-        return module.save_to_buffer(*args, **kwargs)
-
-    save_with_loader._jitamp_loader = True  # type: ignore[attr-defined]
-    cls.save = save_with_loader
-    cls.save_to_buffer = save_to_buffer_with_loader
+    cls.save = with_loader(cls.save)
+    cls.save_to_buffer = with_loader(cls.save_to_buffer)
 
 
 class Fills:
