@@ -4,7 +4,9 @@
     python scripts/cross_version.py check DIR   # under torch B, jitamp built for B
 
 `save` scripts (with jitamp) and saves each model below, plain and frozen,
-with its weights and inputs; `check` loads each with `import jitamp;
+with its weights and inputs, and each function (torch.jit.save saves a
+scripted function as a module whose forward is the function); `check`
+loads each with `import jitamp;
 torch.jit.load` and compares it with eager autocast on the torch running
 `check`: output dtypes and values, called three times. Torch versions
 autocast some ops differently (`jitamp table` lists them): the loaded model
@@ -60,6 +62,14 @@ class Mixed(nn.Module):
 MODELS = {"addmm_activation": AddmmActivation, "mixed": Mixed}
 
 
+def addmm_activation_function(b: Tensor, x: Tensor, w: Tensor) -> Tensor:
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return torch._addmm_activation(b, x, w) + torch.addmm(b, x, w)
+
+
+FUNCTIONS = {"addmm_activation_function": addmm_activation_function}
+
+
 def save(directory: str) -> None:
     import jitamp
 
@@ -74,9 +84,15 @@ def save(directory: str) -> None:
         torch.jit.save(scripted, os.path.join(directory, f"{name}.pt"))
         frozen = torch.jit.freeze(scripted)
         torch.jit.save(frozen, os.path.join(directory, f"{name}.frozen.pt"))
+    for name, function in FUNCTIONS.items():
+        torch.manual_seed(0)
+        torch.save([torch.randn(8), torch.randn(4, 8), torch.randn(8, 8)],
+                   os.path.join(directory, f"{name}.input"))
+        torch.jit.save(torch.jit.script(function), os.path.join(directory, f"{name}.pt"))
     with open(os.path.join(directory, "saved_by.json"), "w") as f:
         json.dump({"torch": torch.__version__}, f)
-    print(f"saved {len(MODELS)} models, plain and frozen, with torch {torch.__version__}")
+    print(f"saved models: {len(MODELS)}, plain and frozen; functions: {len(FUNCTIONS)}; "
+          f"with torch {torch.__version__}")
 
 
 def check(directory: str) -> int:
@@ -85,27 +101,35 @@ def check(directory: str) -> int:
     with open(os.path.join(directory, "saved_by.json")) as f:
         saved_by = json.load(f)["torch"]
     failures = 0
+
+    def compare(what: str, eager, loaded, args) -> int:
+        """1 if `loaded` differs from eager on any of 3 calls, grad or no_grad."""
+        for mode in (torch.enable_grad, torch.no_grad):
+            with mode():
+                expected = eager(*args)
+                for call in range(3):
+                    got = loaded(*args)
+                    if got.dtype != expected.dtype or not torch.equal(got, expected):
+                        print(f"DIFFERS {what} ({mode.__name__}, call {call + 1}): "
+                              f"eager {expected.dtype}, loaded {got.dtype}, "
+                              f"max diff {(got.double() - expected.double()).abs().max().item():.3g}")
+                        return 1
+        return 0
+
     for name, cls in MODELS.items():
         model = cls().eval()
         model.load_state_dict(torch.load(os.path.join(directory, f"{name}.weights"), weights_only=True))
         x = torch.load(os.path.join(directory, f"{name}.input"), weights_only=True)
         for variant in ("", ".frozen"):
             loaded = torch.jit.load(os.path.join(directory, f"{name}{variant}.pt"))
-            for mode in (torch.enable_grad, torch.no_grad):
-                with mode():
-                    expected = model(x)
-                    for call in range(3):
-                        got = loaded(x)
-                        same = got.dtype == expected.dtype and torch.equal(got, expected)
-                        if not same:
-                            failures += 1
-                            print(f"DIFFERS {name}{variant} ({mode.__name__}, call {call + 1}): "
-                                  f"eager {expected.dtype}, loaded {got.dtype}, "
-                                  f"max diff {(got.double() - expected.double()).abs().max().item():.3g}")
-                            break
+            failures += compare(f"{name}{variant}", model, loaded, [x])
+    for name, function in FUNCTIONS.items():
+        args = torch.load(os.path.join(directory, f"{name}.input"), weights_only=True)
+        loaded = torch.jit.load(os.path.join(directory, f"{name}.pt"))
+        failures += compare(name, function, loaded, args)
     print(f"saved with torch {saved_by}, run with torch {torch.__version__}: "
           f"{'all equal to eager' if failures == 0 else f'{failures} differ from eager'} "
-          f"({len(MODELS) * 2} models, grad and no_grad, 3 calls each)")
+          f"(models: {len(MODELS) * 2}, functions: {len(FUNCTIONS)}; grad and no_grad, 3 calls each)")
     return 1 if failures else 0
 
 
