@@ -21,12 +21,20 @@
 // The jitamp ops reach the model through the static registrations of the
 // jitamp_ops library, which this program must be linked with (see
 // CMakeLists.txt); nothing here names them.
+//
+// Built with JITAMP_RUN_PLAIN_HOST defined (the torch_run target), it is a
+// host that has never heard of jitamp, as tritonserver or any prebuilt
+// LibTorch program is: it links torch alone, behaves as --stock always, and
+// gets jitamp's ops only from a library loaded into the process before it
+// starts (LD_PRELOAD=libjitamp_ops.so).
 #include <ATen/autocast_mode.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/jit/passes/autocast.h>
 #include <torch/script.h>
 
+#ifndef JITAMP_RUN_PLAIN_HOST
 #include "function_rewrite.h"
+#endif
 
 #include <cerrno>
 #include <cstdint>
@@ -40,6 +48,14 @@
 #include <vector>
 
 namespace {
+
+#ifdef JITAMP_RUN_PLAIN_HOST
+constexpr bool kPlainHost = true;
+const char* const kProgram = "torch_run";
+#else
+constexpr bool kPlainHost = false;
+const char* const kProgram = "jitamp_run";
+#endif
 
 const char* kUsage =
     "usage: jitamp_run [--autocast] [--no-grad | --inference-mode] [--grad FILE] [--stock] [--calls N] MODEL.pt INPUT.bin ROWS COLS OUTPUT.bin\n"
@@ -205,7 +221,8 @@ int run(int argc, char** argv) {
   }
   // A model rewritten by jitamp names jitamp:: ops; without the library its
   // load fails with an unhelpful "Unknown builtin op".
-  if (!c10::Dispatcher::singleton().findSchema({"jitamp::autocast_enter", ""})) {
+  if (!kPlainHost &&
+      !c10::Dispatcher::singleton().findSchema({"jitamp::autocast_enter", ""})) {
     throw std::runtime_error(
         "the jitamp ops are not registered: link jitamp_run with the jitamp_ops "
         "library (with -Wl,--no-as-needed)");
@@ -216,6 +233,7 @@ int run(int argc, char** argv) {
   // the model's methods; this also covers the functions TorchScript creates
   // at run time for torch.jit.fork. --stock leaves it on, as a host that
   // only links jitamp_ops does.
+  stock = stock || kPlainHost;
   if (!stock) {
     torch::jit::setAutocastMode(false);
   }
@@ -236,9 +254,11 @@ int run(int argc, char** argv) {
   // rewritten and saved by jitamp needs nothing more than the load (its
   // loader object has configured it): this changes nothing then, and
   // --stock skips it, as a host that only links jitamp_ops does.
+#ifndef JITAMP_RUN_PLAIN_HOST
   if (!stock) {
     jitamp::RewriteModule(module);
   }
+#endif
 
   std::optional<torch::NoGradGuard> no_grad_guard;
   if (no_grad) {
@@ -293,13 +313,13 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const UsageError& error) {
-    std::cerr << "jitamp_run: " << error.what() << "\n" << kUsage;
+    std::cerr << kProgram << ": " << error.what() << "\n" << kUsage;
     return 2;
   } catch (const c10::Error& error) {
-    std::cerr << "jitamp_run: error: " << error.what_without_backtrace() << "\n";
+    std::cerr << kProgram << ": error: " << error.what_without_backtrace() << "\n";
     return 1;
   } catch (const std::exception& error) {
-    std::cerr << "jitamp_run: error: " << error.what() << "\n";
+    std::cerr << kProgram << ": error: " << error.what() << "\n";
     return 1;
   }
 }

@@ -2,8 +2,9 @@
 saved without jitamp and given an autocast by `jitamp convert --autocast`) runs
 in a C++ program built against the installed LibTorch with jitamp's op
 library and no Python (cpp/: jitamp_ops, jitamp_run), with or without
-jitamp::RewriteModule, and gives eager's outputs and gradients bit for bit
-(the same kernels run in both processes).
+jitamp::RewriteModule, and in a host that links torch alone and gets the ops
+from LD_PRELOAD (torch_run, as tritonserver does), and gives eager's outputs
+and gradients bit for bit (the same kernels run in both processes).
 
 Builds cpp/ with CMake once per test module (about 30 s on two cores).
 Skipped only where CMake or a C++ compiler is missing.
@@ -64,8 +65,8 @@ def _compiler() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def jitamp_run(tmp_path_factory) -> str:
-    """Configures and builds cpp/; returns the path of the jitamp_run program."""
+def cpp_build(tmp_path_factory):
+    """Configures and builds cpp/; returns the build folder."""
     cmake = shutil.which("cmake")
     if cmake is None:
         pytest.skip("cmake is not installed: cannot build the C++ deployment program")
@@ -91,9 +92,30 @@ def jitamp_run(tmp_path_factory) -> str:
         assert done.returncode == 0, (
             f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
     print(f"\nbuilt cpp/ in {time.monotonic() - start:.1f} s", file=sys.stderr)
-    exe = build / "jitamp_run"
-    assert exe.is_file(), f"the build made no {exe}"
-    return str(exe)
+    for made in ("jitamp_run", "torch_run", "libjitamp_ops.so"):
+        assert (build / made).is_file(), f"the build made no {build / made}"
+    return build
+
+
+@pytest.fixture(scope="module")
+def jitamp_run(cpp_build) -> str:
+    return str(cpp_build / "jitamp_run")
+
+
+# How each loader gets jitamp's ops into the process: (program, environment).
+# "rewrite": jitamp_run calls jitamp::RewriteModule after torch::jit::load.
+# "stock": a host that links jitamp_ops and calls nothing of it (a LibTorch
+# app): plain torch::jit::load, PyTorch's JIT autocast left on; the model's
+# loader object configures it.
+# "preload": torch_run, a host that links torch alone (tritonserver): the ops
+# come from LD_PRELOAD=libjitamp_ops.so, and nothing else changes.
+def _loader(cpp_build, loader: str) -> tuple[str, list[str], dict[str, str] | None]:
+    if loader == "preload":
+        if not sys.platform.startswith("linux"):
+            pytest.skip("LD_PRELOAD is how a Linux host loads a library it does not link")
+        env = dict(os.environ, LD_PRELOAD=str(cpp_build / "libjitamp_ops.so"))
+        return str(cpp_build / "torch_run"), [], env
+    return str(cpp_build / "jitamp_run"), (["--stock"] if loader == "stock" else []), None
 
 
 class PlainDeployModel(nn.Module):
@@ -173,7 +195,7 @@ def _read(path, shape) -> torch.Tensor:
 
 
 def _run_cpp(exe: str, model_path: str, x: torch.Tensor, tmp_path, flags,
-             expect_error: str | None = None) -> tuple:
+             expect_error: str | None = None, env: dict[str, str] | None = None) -> tuple:
     """Runs jitamp_run; returns (its output as float32, the output's dtype,
     the input's gradient or None). With expect_error, checks that it failed
     with that message instead."""
@@ -182,7 +204,7 @@ def _run_cpp(exe: str, model_path: str, x: torch.Tensor, tmp_path, flags,
     inp.write_bytes(_raw(x))
     command = [exe, *flags, "--calls", str(CALLS), model_path, str(inp),
                str(x.shape[0]), str(x.shape[1]), str(out)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     if expect_error is not None:
         assert done.returncode != 0 and expect_error in done.stderr, (
             f"eager raised {expect_error!r}; C++ ({done.returncode}):\n{done.stdout}\n{done.stderr}")
@@ -216,18 +238,15 @@ def _same_bits(got: torch.Tensor, want: torch.Tensor, what: str) -> None:
         f"{what}: C++ and eager differ (max abs diff {(got - want).abs().max()})")
 
 
-# "rewrite": jitamp_run calls jitamp::RewriteModule after torch::jit::load.
-# "stock": a host that only links jitamp_ops (Triton, a LibTorch app): plain
-# torch::jit::load, PyTorch's JIT autocast left on; the model's loader object
-# configures it.
-@pytest.mark.parametrize("loader", ["rewrite", "stock"])
+@pytest.mark.parametrize("loader", ["rewrite", "stock", "preload"])
 @pytest.mark.parametrize("mode", ["no_grad", "inference_mode", "grad", "backward"])
 @pytest.mark.parametrize("case", list(OUTER))
-def test_cpp_matches_eager(jitamp_run, saved_model, tmp_path, loader, mode, case):
+def test_cpp_matches_eager(cpp_build, saved_model, tmp_path, loader, mode, case):
     model, model_path = saved_model
     x = torch.randn(ROWS, COLS, generator=torch.Generator().manual_seed(1))
     outer, flags = OUTER[case]
-    flags = list(flags) + (["--stock"] if loader == "stock" else [])
+    exe, loader_flags, env = _loader(cpp_build, loader)
+    flags = list(flags) + loader_flags
     flags += {"no_grad": ["--no-grad"], "inference_mode": ["--inference-mode"], "grad": [],
               "backward": ["--grad", str(tmp_path / "grad.bin")]}[mode]
 
@@ -244,10 +263,10 @@ def test_cpp_matches_eager(jitamp_run, saved_model, tmp_path, loader, mode, case
     except RuntimeError as error:
         if "BFloat16 and Half" in str(error):
             pytest.xfail(STALE_CACHE)
-        _run_cpp(jitamp_run, model_path, x, tmp_path, flags, expect_error=str(error).splitlines()[0])
+        _run_cpp(exe, model_path, x, tmp_path, flags, expect_error=str(error).splitlines()[0], env=env)
         return
 
-    values, dtype, grad = _run_cpp(jitamp_run, model_path, x, tmp_path, flags)
+    values, dtype, grad = _run_cpp(exe, model_path, x, tmp_path, flags, env=env)
     assert dtype == expected.dtype, f"C++ returned {dtype}, eager {expected.dtype}"
     _same_bits(values, expected, "output")
     if mode == "backward":
@@ -278,3 +297,20 @@ def test_cpp_reports_bad_arguments(jitamp_run, tmp_path):
     done = subprocess.run([jitamp_run, str(tmp_path / "missing.pt"), str(inp), "2", "3",
                            str(tmp_path / "out.bin")], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "cannot load model" in done.stderr, done.stderr
+
+
+def test_host_without_jitamp_ops_fails_at_load_naming_the_op(cpp_build, saved_model, tmp_path):
+    """torch_run without LD_PRELOAD: the load stops at once, naming the
+    first jitamp op it compiles (the loader's `prepare_loaded`, or an op of a
+    submodule's method compiled before it) and showing the line, whose value
+    names say `needs_import_jitamp` (README, "Saving and loading")."""
+    _, model_path = saved_model
+    x = torch.randn(ROWS, COLS, generator=torch.Generator().manual_seed(1))
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    inp = tmp_path / "input.bin"
+    inp.write_bytes(_raw(x))
+    done = subprocess.run([str(cpp_build / "torch_run"), model_path, str(inp), str(ROWS), str(COLS),
+                           str(tmp_path / "out.bin")], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 1, (done.returncode, done.stdout, done.stderr)
+    assert "Unknown builtin op: jitamp::" in done.stderr, done.stderr
+    assert "needs_import_jitamp" in done.stderr.split("<--- HERE")[0], done.stderr

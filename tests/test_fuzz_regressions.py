@@ -82,6 +82,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import types
 from typing import List
 
 import pytest
@@ -622,3 +623,32 @@ def test_saved_view_named_by_the_plan_where_eager_raises_too():
     own backward saved (plain TorchScript too)."""
     result = _run("finding18_profiling_saved_view_both_raise.py")
     assert result.kind == "known:profiling-saved-by-formula", (result.kind, result.message)
+
+
+@pytest.mark.parametrize("name", [
+    "torchscript_softmax_formula_under_region.py",  # torch 2.4.1: seed 2419, index 1371
+    "torchscript_out_grad_float64_under_region.py",  # torch 2.4.1: seed 2419, index 6649
+])
+def test_plain_torchscript_difference_under_a_region_that_changes_nothing(name):
+    """The profiling executor's own differences (plain TorchScript's too)
+    in programs called inside an eager autocast region that changes nothing
+    they compute: eager with autocast turned off around the program gives
+    the region's results, so plain TorchScript outside the region is the
+    reference (runner._plain_torchscript_differs)."""
+    assert _run_showing(name).kind == "known:profiling-plain-torchscript"
+
+
+def test_a_region_that_changes_something_is_no_reference():
+    """runner._region_changes_nothing: a float32 mm changes under a
+    bfloat16 region; a float64 one does not."""
+    from jitamp.fuzz import runner
+
+    def mm(x: torch.Tensor) -> torch.Tensor:
+        return torch.mm(x, x)
+
+    for dtype, unchanged in ((torch.float32, False), (torch.float64, True)):
+        module = types.ModuleType(f"region_{dtype}")
+        module.OUTER, module.GRAD, module.EXECUTOR = ("cpu", "bfloat16", True), True, "profiling"
+        module.SOURCE = "def mm(x): return torch.mm(x, x)"
+        module.make_args = lambda call, dtype=dtype: [torch.randn(4, 4, generator=torch.Generator().manual_seed(call)).to(dtype)]
+        assert runner._region_changes_nothing(mm, module) is unchanged, dtype
