@@ -218,12 +218,6 @@ def _run_cpp(exe: str, model_path: str, x: torch.Tensor, tmp_path, flags,
             _read(grad, list(x.shape)) if "--grad" in flags else None)
 
 
-# The known deviation (see tests/scenarios): eager's cast cache, keyed by the
-# weight alone, hands a bfloat16 cast made in the model's scope to an op
-# under the outer float16 region and eager raises; jitamp's casts cast again.
-STALE_CACHE = ("eager's cast cache returns a stale bfloat16 weight cast under the float16 "
-               "region and eager raises; jitamp re-casts (known deviation)")
-
 OUTER = {
     "plain": (None, []),
     "outer_bf16": (oracle.cpu_autocast(torch.bfloat16), ["--autocast"]),
@@ -251,8 +245,9 @@ def test_cpp_matches_eager(cpp_build, saved_model, tmp_path, loader, mode, case)
               "backward": ["--grad", str(tmp_path / "grad.bin")]}[mode]
 
     # Eager, the oracle; backward outside the outer region, as jitamp_run does.
-    # Eager may raise (its cast cache hands a bfloat16 weight cast to an
-    # op under the outer float16 region): then C++ must raise the same.
+    # Eager may raise (its cast cache, keyed by the weight alone, hands a
+    # bfloat16 cast made in the model's scope to an op under the outer
+    # float16 region): then C++ must raise the same.
     leaf = x.clone().requires_grad_(mode == "backward")
     try:
         with (torch.inference_mode() if mode == "inference_mode" else torch.set_grad_enabled(mode != "no_grad")), \
@@ -261,8 +256,6 @@ def test_cpp_matches_eager(cpp_build, saved_model, tmp_path, loader, mode, case)
         if mode == "backward":
             expected.float().sum().backward()
     except RuntimeError as error:
-        if "BFloat16 and Half" in str(error):
-            pytest.xfail(STALE_CACHE)
         _run_cpp(exe, model_path, x, tmp_path, flags, expect_error=str(error).splitlines()[0], env=env)
         return
 
@@ -278,8 +271,6 @@ def test_cpp_matches_eager(cpp_build, saved_model, tmp_path, loader, mode, case)
 def test_python_load_matches_eager(saved_model, case, grad):
     """The same saved model in Python: torch.jit.load, no jitamp.rewrite."""
     model, model_path = saved_model
-    if case == "outer_fp16" and grad and isinstance(model, DeployModel):
-        pytest.xfail(STALE_CACHE)
     x = torch.randn(ROWS, COLS, generator=torch.Generator().manual_seed(1))
     loaded = torch.jit.load(model_path)
     assert "ops.jitamp.autocast_enter" in loaded.code, loaded.code

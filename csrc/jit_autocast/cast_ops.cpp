@@ -173,6 +173,20 @@ UncachedCasts& uncachedCasts() {
   return casts;
 }
 
+// Eager's cached_cast, as the op's own autocast kernel meets it. The cache is
+// keyed by the tensor alone, so in a region of another dtype nested in the
+// one that cast a weight, it hands back that first cast (bfloat16 under a
+// float16 region): eager's op gets it as it is. Given that cast, the op's
+// kernel would cast it again (it is no leaf); given `self`, it meets the
+// same entry and passes it on as eager does.
+Tensor cachedCast(
+    at::ScalarType to_type,
+    const Tensor& self,
+    DeviceType device_type) {
+  Tensor cast = at::autocast::cached_cast(to_type, self, device_type);
+  return cast.scalar_type() == to_type ? cast : self;
+}
+
 // Eager's cached_cast: its eligibility rule (floating, not float64, on this
 // device type) and its weight cache -- except with grad mode off where
 // eager keeps no-grad casts away from grad uses (see above). The cache
@@ -191,13 +205,13 @@ Tensor eagerCast(
     return self; // the op's own autocast kernel decides (carriesAutocastKey)
   }
   if (c10::GradMode::is_enabled() || eagerHandsNoGradCastsToGradUses()) {
-    return at::autocast::cached_cast(to_type, self, device_type);
+    return cachedCast(to_type, self, device_type);
   }
   if (at::autocast::is_eligible(self, device_type) &&
       self.scalar_type() != to_type) {
     if (self.requires_grad() && self.is_leaf() &&
         uncachedCasts().seenAgain(self.unsafeGetTensorImpl())) {
-      return at::autocast::cached_cast(to_type, self, device_type);
+      return cachedCast(to_type, self, device_type);
     }
     return self.to(to_type);
   }

@@ -369,13 +369,14 @@ class AutodiffBoundaries {
       : graph_(graph), region_(std::move(region)) {}
 
   void run() {
-    // Which values may be in lower precision, to a fixed point (a loop
-    // carries what its body makes).
+    // Which values may be in lower precision, or in float32 where they
+    // would not be without autocast, to a fixed point (a loop carries what
+    // its body makes).
     size_t before = 0;
     do {
-      before = lower_.size();
+      before = lower_.size() + raised_.size();
       mark(graph_.block());
-    } while (lower_.size() != before);
+    } while (lower_.size() + raised_.size() != before);
     guard(graph_.block());
   }
 
@@ -383,7 +384,10 @@ class AutodiffBoundaries {
   // A value may be in lower precision if a jitamp cast to it, or an op the
   // policy runs in lower precision behind smart casts, made it, or any op
   // (an if, a loop) read one to make it. A float32 cast's result is not,
-  // where the cast is one for every device type.
+  // where the cast is one for every device type. A value is raised (may be
+  // float32 where it would be in the input's lower precision without
+  // autocast) if a float32 or promote cast made it, or an op read one to
+  // make it.
   void mark(Block* block) {
     for (Node* node : block->nodes()) {
       if (node->kind() == prim::Loop) {
@@ -392,33 +396,51 @@ class AutodiffBoundaries {
           if (lower(node->input(j)) || lower(body->outputs()[j - 1])) {
             lower_.insert(body->inputs()[j - 1]);
           }
+          if (raised(node->input(j)) || raised(body->outputs()[j - 1])) {
+            raised_.insert(body->inputs()[j - 1]);
+          }
         }
       }
       for (Block* sub : node->blocks()) {
         mark(sub);
       }
-      if (node->kind() == ops::kToFp32 && castsOnEveryDevice(node)) {
-        continue;
+      markFrom(node, lower_, node->kind() == ops::kToFp16 || lowPrecisionOp(node),
+               node->kind() == ops::kToFp32 && castsOnEveryDevice(node));
+      markFrom(node, raised_, node->kind() == ops::kToFp32 || node->kind() == ops::kPromote,
+               /*never=*/false);
+    }
+  }
+
+  // Puts `node`'s outputs in `set` if `made` or it read a value of `set`
+  // (an input, or what a block of it returns), unless `never`.
+  static void markFrom(
+      Node* node,
+      std::unordered_set<const Value*>& set,
+      bool made,
+      bool never) {
+    if (never) {
+      return;
+    }
+    bool any = made;
+    for (size_t i = 0; !any && i < node->inputs().size(); ++i) {
+      any = set.count(node->input(i)) != 0;
+    }
+    for (size_t b = 0; !any && b < node->blocks().size(); ++b) {
+      for (const Value* output : node->blocks()[b]->outputs()) {
+        any = any || set.count(output) != 0;
       }
-      bool any = node->kind() == ops::kToFp16 || lowPrecisionOp(node);
-      for (size_t i = 0; !any && i < node->inputs().size(); ++i) {
-        any = lower(node->input(i));
-      }
-      for (size_t b = 0; !any && b < node->blocks().size(); ++b) {
-        for (const Value* output : node->blocks()[b]->outputs()) {
-          any = any || lower(output);
-        }
-      }
-      if (any) {
-        for (const Value* output : node->outputs()) {
-          lower_.insert(output);
-        }
-      }
+    }
+    if (any) {
+      set.insert(node->outputs().begin(), node->outputs().end());
     }
   }
 
   bool lower(const Value* value) const {
     return lower_.count(value) != 0;
+  }
+
+  bool raised(const Value* value) const {
+    return raised_.count(value) != 0;
   }
 
   // Whether a float32 cast gives float32 wherever autocast is on: its
@@ -464,6 +486,14 @@ class AutodiffBoundaries {
   // Each aten op (what symbolic autodiff differentiates) that reads two
   // tensors or more reads those of them that may be in lower precision
   // through a boundary, unless a jitamp op made them (a boundary already).
+  // Where it reads a raised value, it reads every tensor through a
+  // boundary: one in lower precision for its own reasons (a float16 input)
+  // may meet there the float32 that autocast made of another (quantile's
+  // float32 row, under a bfloat16 region), and the formula would hand it a
+  // float32 gradient (native_layer_norm_backward: "expected scalar type
+  // Half but found Float"; fuzz seed 2159, index 7729). A raised value may
+  // be in lower precision itself: a float32 row of one device type leaves
+  // a tensor of the other as it is.
   // An op that converts a value that may be in lower precision to a dtype
   // is kept out of every subgraph: boundaries on what it reads and on what
   // its readers read of it (a subgraph of one node is not made). Its
@@ -481,10 +511,12 @@ class AutodiffBoundaries {
       }
       size_t tensors = 0;
       bool reads_lower = false;
+      bool reads_raised = false;
       for (const Value* input : node->inputs()) {
         if (input->type()->kind() == TypeKind::TensorType) {
           ++tensors;
           reads_lower = reads_lower || lower(input);
+          reads_raised = reads_raised || raised(input);
         }
       }
       const bool isolate = reads_lower && convertsDtype(node);
@@ -492,7 +524,7 @@ class AutodiffBoundaries {
         Value* input = node->input(i);
         if (input->type()->kind() == TypeKind::TensorType &&
             !isJitampOp(input->node()) &&
-            ((lower(input) && (tensors >= 2 || isolate)) ||
+            (((lower(input) || reads_raised) && (tensors >= 2 || isolate)) ||
              isolated_.count(input) != 0)) {
           node->replaceInput(i, boundaryOf(input, node));
         }
@@ -529,6 +561,7 @@ class AutodiffBoundaries {
 
   Graph& graph_;
   std::unordered_set<const Value*> lower_;
+  std::unordered_set<const Value*> raised_;
   // The results of ops kept out of every subgraph (guard).
   std::unordered_set<const Value*> isolated_;
   // By the value and the block of the user it was made for.

@@ -58,13 +58,3 @@ def outer_cache_off():
 def odd(i: int) -> bool:
     """A flag that alternates between calls (args_for_call): True on call 1."""
     return i % 2 == 1
-
-
-STALE_CACHE_REASON = (
-    "known deviation (an eager quirk jitamp does not reproduce): eager's weight-cast cache is keyed by tensor only, so inside "
-    "an fp16 scope nested in a bf16 one (cache on) eager's mm gets the stale "
-    "bf16 cast of every leaf that requires grad: with x and w both leaves it "
-    "returns bf16; with only the parameter w cached it raises 'expected m1 and "
-    "m2 to have the same dtype'. jitamp's smart cast returns the same stale "
-    "bf16 cast, but aten::mm then goes through the AutocastCPU kernel again, "
-    "which casts it to fp16: scripted returns fp16 in both cases")

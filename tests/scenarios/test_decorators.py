@@ -46,10 +46,14 @@ def calls_enabling_helper(x: Tensor, y: Tensor):
     return torch.mm(x, y), _helper_bf16(x, y)
 
 
-# (Not with _helper_bf16 on the same leaves: eager's cast cache would hand
-# the float16 scope the bfloat16 casts, the known stale-cache deviation.)
+# With _helper_bf16 on the same leaves, eager's cast cache hands the float16
+# scope the bfloat16 casts (test_nesting.py::test_nested_dtype_stale_weight_cache).
 def calls_old_spelling_helper(x: Tensor, y: Tensor):
     return torch.mm(x, y), _helper_old_spelling(x, y)
+
+
+def calls_helpers_of_two_dtypes(x: Tensor, y: Tensor):
+    return _helper_bf16(x, y), _helper_old_spelling(x, y)
 
 
 @torch.autocast("cpu", dtype=torch.bfloat16)
@@ -71,17 +75,17 @@ def decorated_with_scope_inside(x: Tensor, y: Tensor):
     return a, b
 
 
-FUNCTIONS = [calls_disabling_helper_in_scope, calls_enabling_helper, calls_old_spelling_helper, decorated_itself,
-             decorated_twice, decorated_with_scope_inside]
+FUNCTIONS = [calls_disabling_helper_in_scope, calls_enabling_helper, calls_old_spelling_helper,
+             calls_helpers_of_two_dtypes, decorated_itself, decorated_twice, decorated_with_scope_inside]
 
 
 @pytest.mark.parametrize("outer", ["no_outer", "outer_bf16", "outer_fp16", "outer_disabled"])
 @pytest.mark.parametrize("fn", FUNCTIONS, ids=[f.__name__ for f in FUNCTIONS])
 def test_decorated(fn, outer):
-    # Gradients only where no eager region of another dtype is around: there
-    # eager's cast cache hands the decorator's scope the region's casts of
-    # the leaves (the known stale-cache deviation, test_nesting.py).
-    check_against_eager(fn, [X, Y], outer=OUTERS[outer], grad=outer in ("no_outer", "outer_disabled"))
+    # With gradients, X and Y are leaves: under an eager region of another
+    # dtype, eager's cast cache hands the decorator's scope the region's
+    # casts of them (test_nesting.py::test_nested_dtype_stale_weight_cache).
+    check_against_eager(fn, [X, Y], outer=OUTERS[outer], grad=True)
 
 
 class DecoratedForward(nn.Module):

@@ -206,10 +206,9 @@ def test_early_exit_from_a_scope_runs_as_eager(case, outer):
                     "(test_early_exit_with_an_as_name_before_torch_2_5 covers it)")
     outers = {"no_outer": None, "outer_fp16": cpu_autocast(torch.float16),
               "outer_disabled": cpu_autocast(torch.bfloat16, enabled=False)}
-    # Gradients where no eager region of another dtype is around (there
-    # eager's stale-cache quirk applies, docs/design.md).
-    check_against_eager(fn, args_for_call(1), outer=outers[outer], args_for_call=args_for_call,
-                        grad=outer != "outer_fp16")
+    # With gradients under outer_fp16, eager's cast cache hands the scopes
+    # the region's casts of leaves (docs/design.md, "The cast cache").
+    check_against_eager(fn, args_for_call(1), outer=outers[outer], args_for_call=args_for_call, grad=True)
 
 
 def test_early_return_of_nothing_runs_as_eager():

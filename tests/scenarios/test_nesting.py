@@ -6,7 +6,7 @@ from torch import Tensor
 
 import oracle
 from oracle import check_against_eager
-from scenario_helpers import OUTERS, STALE_CACHE_REASON, WARNING_FILTERS, X, Y, rand
+from scenario_helpers import OUTERS, WARNING_FILTERS, X, Y, rand
 
 pytestmark = WARNING_FILTERS
 
@@ -129,8 +129,17 @@ class StaleCacheModule(nn.Module):
         return b, c
 
 
-@pytest.mark.xfail(strict=True, reason=STALE_CACHE_REASON)
+@pytest.mark.parametrize("outer", ["no_outer", "outer_fp16", "outer_bf16"])
 @pytest.mark.parametrize("grad", [True, False], ids=["x_and_w_leaves", "w_leaf_only"])
-def test_nested_dtype_stale_weight_cache(grad):
+def test_nested_dtype_stale_weight_cache(grad, outer):
+    """Eager's weight-cast cache is keyed by the tensor alone: inside the
+    float16 scope nested in the bfloat16 one (cache on), eager's mm gets the
+    bfloat16 cast of every leaf that requires grad made outside. With x and
+    w both leaves it returns bfloat16; with only the parameter w cached it
+    raises "expected m1 and m2 to have the same dtype". jitamp's casts hand
+    the op's kernel the tensor whenever the cache holds another dtype's cast
+    (cast_ops.cpp, cachedCast), so the kernel meets the entry as eager's
+    does. (Before: the op got the stale cast, and its kernel cast it again
+    to float16.)"""
     m = StaleCacheModule()
-    check_against_eager(m, [X], scripted=oracle.script(m), grad=grad)
+    check_against_eager(m, [X], scripted=oracle.script(m), grad=grad, outer=OUTERS[outer])

@@ -38,11 +38,13 @@ torch.jit.load runs), whose gradients are compared with a tolerance (its
 symbolic autodiff sums a value's gradient in its own order, docs/design.md,
 "Symbolic autodiff").
 
+Lower-precision dtypes: a program keeps one everywhere (every scope, a
+dtype argument, the eager region; "uniform"), or mixes them (a quarter of
+module programs, a third of function programs, with and without
+gradients), where eager's cast cache, keyed by the tensor alone, hands a
+scope of one dtype the casts of leaves made under another.
+
 Known deviations (docs/design.md, the xfails) are avoided by the generator:
-- eager's stale cast cache across nested scopes of different dtypes: a
-  program either keeps one lower-precision dtype everywhere (every scope, a
-  dtype argument, the eager region; "uniform"), or mixes dtypes only without
-  leaves that require grad (functions, no parameters, no gradients);
 - a weight changed in place under no_grad inside a region: in-place and
   out= forms only write to fresh op results (never inputs, parameters,
   views or aliases);

@@ -334,7 +334,7 @@ class Generator:
                 self.features.add("dtype=float32")
                 return "torch.float32"
             return ""
-        # uniform: every scope's lower dtype is the program's (see STALE_CACHE in runner)
+        # uniform: every scope's lower dtype is the program's
         if r < 0.4:
             return LOWER[self.lower]
         if r < 0.6 and "dt" in self.extra_names:
@@ -581,9 +581,14 @@ class Generator:
     def generate(self) -> Program:
         rng = self.rng
         self.kind = "module" if self.chance(0.3) else "function"
-        # Mixed lower-precision dtypes across nested scopes: only without
-        # leaves that require grad (eager's stale cast cache, see runner).
-        self.mixed = self.kind == "function" and self.chance(0.35)
+        # Mixed lower-precision dtypes across nested scopes, where eager's
+        # cast cache (keyed by the tensor alone) hands a scope of one dtype
+        # the casts of leaves made under another. Whether a module program
+        # mixes, and whether a mixed program has gradients, are drawn apart
+        # from the program's stream: neither was generated before, and the
+        # programs that were stay what they were.
+        apart = random.Random(f"jitamp-fuzz-mixed:{self.seed}:{self.index}")
+        self.mixed = self.chance(0.35) if self.kind == "function" else apart.random() < 0.25
         self.lower = self.pick(["bf16", "fp16"])
         # Early return / break / continue anywhere around autocast scopes,
         # which jitamp lowers (jitamp/_early_exits.py) where every scope's
@@ -592,7 +597,7 @@ class Generator:
         self.scope_exits = self.chance(0.4)
         if self.scope_exits:
             self.features.add("control:exits around scopes")
-        grad = (not self.mixed) and self.chance(0.6)
+        grad = apart.random() < 0.6 if self.mixed else self.chance(0.6)
         n_tensors = rng.randint(1, 3)
         if self.chance(0.55):
             dtypes = ["f32"] * n_tensors

@@ -555,7 +555,42 @@ def _known_finding(kind, obj, scripted, module, source, directory, stem, message
     if (kind.startswith("mismatch:") and _profiling(module)
             and _plain_torchscript_differs(obj, module, source, directory, stem, kind)):
         return "known:profiling-plain-torchscript"
+    if kind == "mismatch:error" and _callee_drops_what_raised(module, message):
+        return "known:dead-code"
     return None
+
+
+def _callee_drops_what_raised(module: Any, message: str) -> bool:
+    """Whether the scripted program raised, where eager returned, from a line
+    of a `@torch.jit.script` callee (which eager calls too) of which the plan
+    eager ran has no node left: TorchScript's dead code elimination deleted
+    it there. TorchScript deletes a write to a value that nothing reads
+    afterwards, and that no op it cannot see into (a call, an op without
+    alias information) may hold, but not in a loop's body: inlined in a loop
+    of the caller, the callee's `out=` op stays and raises ("some elements
+    of the input tensor and the written-to tensor refer to a single memory
+    location"), as eager's Python would; called by itself it is gone (seed
+    2159, index 3287, torch 2.15 and 2.13; plain TorchScript's profiling
+    executor unrolls the loop and drops it in both)."""
+    if not (re.match(r"call \d+: scripted raised ", message) and message.endswith(", eager returned")):
+        return False
+    frames = [(m.group(1), int(m.group(2))) for m in _LINE.finditer(message)]
+    if not frames or frames[-1][0] != module.__file__:
+        return False
+    where = frames[-1]
+    for fn in vars(module).values():
+        if not isinstance(fn, torch.jit.ScriptFunction):
+            continue
+        graph = fn.graph.copy()
+        torch._C._jit_pass_inline(graph)
+        if where not in _live_lines(graph):
+            continue
+        try:
+            plans = list(fn.get_debug_state().execution_plans.values())
+        except RuntimeError:  # never run
+            return False
+        return bool(plans) and all(where not in _live_lines(plan.graph) for plan in plans)
+    return False
 
 
 def _plain_torchscript_differs(obj, module, source, directory, stem, kind, *, frozen: bool = False,
