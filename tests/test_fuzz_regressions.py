@@ -71,11 +71,14 @@ shrunk reproducer in fuzz_findings/ must compare equal to eager ("ok").
    Half but found Float"); eager's engine casts it. Fixed: an op that reads
    a value a float32 or promote cast raised reads every tensor through a
    boundary (preoptimize.cpp, AutodiffBoundaries).
-20. (not a fuzz finding; the generator avoided it) Eager's cast cache,
-   keyed by the tensor alone, hands a scope of one dtype the cast of a
-   leaf made under a region of another; jitamp's cast passed that cast to
-   the op, whose kernel cast it again. Fixed: it passes the tensor, and the
-   kernel meets the entry (cast_ops.cpp, cachedCast;
+20. Eager's cast cache, keyed by the tensor alone, hands a scope of one
+   dtype the cast of a leaf made under a scope of another (the generator
+   avoided such programs before). With grad mode on, jitamp's cast passed
+   that cast to the op, whose kernel cast it again; with it off, jitamp's
+   first cast was made without the cache (found: seed 1327, index 10908).
+   Fixed: it passes the tensor, and the kernel meets the entry, which a
+   cast made without the cache puts there first when a scope of another
+   dtype meets the weight (cast_ops.cpp, cachedCast and keepInEagerCache;
    tests/scenarios/test_nesting.py).
 
 And differences that are TorchScript's, not jitamp's. Of forks: a forked
@@ -137,6 +140,7 @@ def _run(name: str):
     "finding11_frozen_folds_reflect_pad.py",
     "finding12_fold_after_early_exit.py",
     "finding19_profiling_float32_row_meets_a_half_input.py",
+    "finding20_stale_cache_under_no_grad.py",
 ])
 def test_finding_fixed(name):
     result = _run(name)
@@ -680,3 +684,16 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     the `@torch.jit.script` callee eager calls has deleted: "known:dead-code"
     (runner._callee_drops_what_raised)."""
     assert _run("torchscript_dead_out_write_kept_in_a_loop.py").kind == "known:dead-code"
+
+
+@pytest.mark.parametrize("name, kind", [
+    ("torchscript_softmax_formula_uncalled_scope.py", "known:profiling-plain-torchscript"),
+    ("torchscript_dead_fft_kept_in_a_loop.py", "known:dead-code"),
+    ("frozen_cast_cache_of_another_dtype.py", "known:frozen-cast-cache"),
+])
+def test_torchscript_and_frozen_differences_recognized(name, kind):
+    """A scope only in a helper nothing calls leaves plain TorchScript a
+    reference; a callee's dead value kept by a caller's loop raises where
+    the callee's own plan dropped it; a frozen model's constant weights,
+    which eager's cast cache never serves (runner)."""
+    assert _run(name).kind == kind

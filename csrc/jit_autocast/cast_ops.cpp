@@ -136,35 +136,39 @@ bool probeEagerCastOrder() {
   return cast(0)->sequence_nr() > cast(1)->sequence_nr();
 }
 
-// The weights (leaves that require grad: what eager's cache keeps) that
-// no-grad casts copied without the cache since eager's cache was last
-// cleared by a jitamp scope exit: the last kSlots of this thread. A weight
-// met again (in a loop, or used twice) is cast through the cache from then
-// on, so it is copied at most twice per region instead of at every use.
-// A stale entry (eager cleared its cache, or the address was reused) only
+// The weights (what eager's cache keeps) that no-grad casts copied without
+// the cache since eager's cache was last cleared by a jitamp scope exit,
+// with the dtype of that copy: the last kSlots of this thread. A weight met
+// again (in a loop, or used twice) is cast through the cache from then on,
+// so it is copied at most twice per region instead of at every use. A
+// stale record (eager cleared its cache, or the address was reused) only
 // sends a cast through the cache, which is what eager does anyway.
 class UncachedCasts {
  public:
-  // Whether `impl` was copied uncached before; records it if not.
-  bool seenAgain(const c10::TensorImpl* impl) {
-    for (const c10::TensorImpl* seen : impls_) {
+  // The dtype `impl` was copied to uncached, if it was.
+  std::optional<at::ScalarType> find(const c10::TensorImpl* impl) const {
+    for (const auto& [seen, dtype] : records_) {
       if (seen == impl) {
-        return true;
+        return dtype;
       }
     }
-    impls_[next_] = impl;
+    return std::nullopt;
+  }
+
+  void record(const c10::TensorImpl* impl, at::ScalarType dtype) {
+    records_[next_] = {impl, dtype};
     next_ = (next_ + 1) % kSlots;
-    return false;
   }
 
   void forget() {
-    impls_.fill(nullptr);
+    records_.fill({nullptr, at::ScalarType::Undefined});
     next_ = 0;
   }
 
  private:
   static constexpr size_t kSlots = 32;
-  std::array<const c10::TensorImpl*, kSlots> impls_{};
+  std::array<std::pair<const c10::TensorImpl*, at::ScalarType>, kSlots>
+      records_{};
   size_t next_ = 0;
 };
 
@@ -187,6 +191,34 @@ Tensor cachedCast(
   return cast.scalar_type() == to_type ? cast : self;
 }
 
+// Whether eager's cached_cast would keep this cast in its cache (its
+// can_try_cache): a float32 leaf that requires grad, not a view, cast to
+// the device type's lower precision, with the cache on.
+bool eagerWouldCache(
+    at::ScalarType to_type,
+    const Tensor& self,
+    DeviceType device_type) {
+  return to_type == at::autocast::get_autocast_dtype(device_type) &&
+      self.scalar_type() == at::kFloat && self.requires_grad() &&
+      self.is_leaf() && !self.is_view() &&
+      at::autocast::is_autocast_cache_enabled();
+}
+
+// Puts into eager's cache the cast of `self` to `dtype` that eager's would
+// hold: the one it made at the weight's first use in the region, under a
+// scope of that lower precision, with grad mode off, which jitamp copied
+// uncached.
+void keepInEagerCache(
+    at::ScalarType dtype,
+    const Tensor& self,
+    DeviceType device_type) {
+  at::NoGradGuard no_grad;
+  const at::ScalarType current = at::autocast::get_autocast_dtype(device_type);
+  at::autocast::set_autocast_dtype(device_type, dtype);
+  at::autocast::cached_cast(dtype, self, device_type);
+  at::autocast::set_autocast_dtype(device_type, current);
+}
+
 // Eager's cached_cast: its eligibility rule (floating, not float64, on this
 // device type) and its weight cache -- except with grad mode off where
 // eager keeps no-grad casts away from grad uses (see above). The cache
@@ -196,7 +228,10 @@ Tensor cachedCast(
 // the memory of the one before. So with grad mode off a weight's first cast
 // in a region is uncached, and only one it meets again goes through the
 // cache (UncachedCasts). The values are the same; docs/design.md ("The cast
-// cache") has the one case that is not.
+// cache") has the one case that is not. Met again under a scope of another
+// lower precision (either grad mode), eager's cache hands the op that first
+// cast: it is put there first (keepInEagerCache), and the op's kernel meets
+// it as eager's does.
 Tensor eagerCast(
     at::ScalarType to_type,
     const Tensor& self,
@@ -204,18 +239,27 @@ Tensor eagerCast(
   if (!carriesAutocastKey(self, device_type)) {
     return self; // the op's own autocast kernel decides (carriesAutocastKey)
   }
-  if (c10::GradMode::is_enabled() || eagerHandsNoGradCastsToGradUses()) {
+  if (!at::autocast::is_eligible(self, device_type) ||
+      self.scalar_type() == to_type) {
+    return self;
+  }
+  const bool through_cache =
+      c10::GradMode::is_enabled() || eagerHandsNoGradCastsToGradUses();
+  if (eagerWouldCache(to_type, self, device_type)) {
+    UncachedCasts& uncached = uncachedCasts();
+    const auto first = uncached.find(self.unsafeGetTensorImpl());
+    if (first.has_value() && *first != to_type) {
+      keepInEagerCache(*first, self, device_type);
+      return self;
+    }
+    if (!first.has_value() && !through_cache) {
+      uncached.record(self.unsafeGetTensorImpl(), to_type);
+      return self.to(to_type);
+    }
     return cachedCast(to_type, self, device_type);
   }
-  if (at::autocast::is_eligible(self, device_type) &&
-      self.scalar_type() != to_type) {
-    if (self.requires_grad() && self.is_leaf() &&
-        uncachedCasts().seenAgain(self.unsafeGetTensorImpl())) {
-      return cachedCast(to_type, self, device_type);
-    }
-    return self.to(to_type);
-  }
-  return self;
+  return through_cache ? cachedCast(to_type, self, device_type)
+                       : self.to(to_type);
 }
 
 bool policyApplies(c10::string_view devices, DeviceType device_type) {

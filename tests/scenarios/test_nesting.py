@@ -143,3 +143,41 @@ def test_nested_dtype_stale_weight_cache(grad, outer):
     to float16.)"""
     m = StaleCacheModule()
     check_against_eager(m, [X], scripted=oracle.script(m), grad=grad, outer=OUTERS[outer])
+
+
+class StaleCacheAcrossGradModes(nn.Module):
+    """The float16 scope's cast of w made with grad mode off (`no_grad`), then
+    w met under the bfloat16 scope with grad mode on or off."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(rand(4, 4, seed=6))
+
+    def forward(self, x: Tensor, later_grad: bool):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            with torch.no_grad():
+                with torch.autocast("cpu", dtype=torch.float16):
+                    a = torch.mm(x, self.w)
+            if later_grad:
+                b = torch.mm(x, self.w)
+            else:
+                with torch.no_grad():
+                    b = torch.mm(x, self.w)
+        return a, b
+
+
+@pytest.mark.parametrize("outer", ["no_outer", "outer_fp16", "outer_bf16"])
+@pytest.mark.parametrize("mode", ["no_grad", "grad"])
+def test_nested_dtype_stale_weight_cache_with_grad_mode_off(mode, outer):
+    """With grad mode off jitamp copies a weight's first cast in a region
+    without eager's cache (UncachedCasts); eager's cache keeps it, and hands
+    it to the weight's next use under a scope of another dtype (either grad
+    mode). That use gets it from eager's cache as eager's does
+    (keepInEagerCache; fuzz seed 1327, index 10908)."""
+    if mode == "no_grad":
+        m = StaleCacheModule()
+        check_against_eager(m, [X], scripted=oracle.script(m), outer=oracle.no_grad_under(OUTERS[outer]))
+    else:
+        m = StaleCacheAcrossGradModes()
+        check_against_eager(m, [X, True], scripted=oracle.script(m), outer=OUTERS[outer],
+                            args_for_call=lambda i: [X, i % 2 == 1])

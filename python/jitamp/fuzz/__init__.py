@@ -42,7 +42,10 @@ Lower-precision dtypes: a program keeps one everywhere (every scope, a
 dtype argument, the eager region; "uniform"), or mixes them (a quarter of
 module programs, a third of function programs, with and without
 gradients), where eager's cast cache, keyed by the tensor alone, hands a
-scope of one dtype the casts of leaves made under another.
+scope of one dtype the casts of leaves made under another. A frozen model's
+weights are constants, which that cache never serves: where eager's module
+gets another dtype's cast and the frozen model equals eager with the cache
+off, the runner reports "known:frozen-cast-cache".
 
 Known deviations (docs/design.md, the xfails) are avoided by the generator:
 - a weight changed in place under no_grad inside a region: in-place and
@@ -56,7 +59,10 @@ Known deviations (docs/design.md, the xfails) are avoided by the generator:
 TorchScript's own differences are recognized by the runner: dead code
 (every value goes to a returned `sink` list; an error eager raises on a
 line whose ops are all dead in the program scripted without jitamp, which
-TorchScript never runs, is "known:dead-code"), errors of `@torch.jit.script`
+TorchScript never runs, is "known:dead-code", and so is an error the
+program raises from a line of a `@torch.jit.script` callee that the
+callee's own plan, which eager calls, has dropped as dead, where the
+caller's loop keeps it), errors of `@torch.jit.script`
 callees called eagerly and of `@torch.jit.ignore` functions (unwrapped),
 autograd node names in in-place errors (MulBackward0/1), gradient summation
 order of forked tasks (compared with a tolerance, and beyond it reported
