@@ -335,19 +335,28 @@ def _compare_frozen(obj, scripted, module, source, directory, stem) -> tuple[str
 
 def _frozen_equals_eager_uncached(obj, frozen, module) -> bool:
     """Whether the frozen model equals eager with eager's cast cache off
-    (every region and scope made with cache_enabled=False, as the thread's
-    default makes them). Eager's cache serves leaves that require grad; a
-    frozen model's weights are constants, which it never serves: where
-    eager's module hands a scope of one dtype a weight's cast made under
-    another (a scope nested in a region of another dtype), the frozen model
-    casts afresh (docs/design.md, "The cast cache")."""
+    (every region and scope entered with cache_enabled=False, whatever it
+    asks). Eager's cache serves leaves that require grad; a frozen model's
+    weights are constants, which it never serves: where eager's module
+    hands a scope of one dtype a weight's cast made under another (a scope
+    nested in a region of another dtype, or after a scope of another dtype
+    in one region), the frozen model casts afresh (docs/design.md, "The
+    cast cache"). The frozen model's own scopes run as they do."""
+    autocast = torch.amp.autocast_mode.autocast
+    enter = autocast.__enter__
+
+    def enter_uncached(self):
+        self._cache_enabled = False
+        return enter(self)
     was = torch.is_autocast_cache_enabled()
+    autocast.__enter__ = enter_uncached
     torch.set_autocast_cache_enabled(False)
     try:
         _compare(obj, frozen, module, frozen=True)
     except AssertionError:
         return False
     finally:
+        autocast.__enter__ = enter
         torch.set_autocast_cache_enabled(was)
     return True
 
