@@ -13,6 +13,7 @@ from typing import List, Tuple
 
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 import jitamp
@@ -409,6 +410,80 @@ def test_saved_frozen_model_loads_folded(tmp_path):
     done = oracle.run_program(tmp_path, textwrap.dedent(SAVED_PROGRAM).format(
         path=str(tmp_path / "frozen.pt"), data=str(tmp_path / "data.pt")))
     assert done.returncode == 0 and done.stdout.strip().endswith("done"), done.stderr[-3000:]
+
+
+class ViewOfAWeight(nn.Module):
+    """Freezing computes `v`, a view of w's values laid out otherwise
+    (strides (6, 1), offset 1), beside the constant w that a linear reads
+    at each call (the caller's autocast decides it). Loading compiles the
+    methods again, and its constant pooling merged the two (equal values,
+    no complete types at load): the linear then read the view, 1 ulp off
+    eager's float32 result on every loader (fuzz seed 2602, index 2667)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(310516)  # values whose linear rounds the view otherwise
+        self.lin = nn.Linear(4, 4)
+        self.w = nn.Parameter(torch.randn(4, 4))
+
+    def forward(self, x: Tensor) -> List[Tensor]:
+        out: List[Tensor] = []
+        out.append(F.pad(self.w.unsqueeze(0), [1, 1], mode="reflect").squeeze(0)[:, 1:5])
+        out.append(self.lin(self.w))
+        out.append(self.lin(x))
+        return out
+
+
+class EqualWeightsLaidOutApart(nn.Module):
+    """Two parameters of equal values, the second a column slice of a wider
+    tensor (torch.jit.freeze without jitamp merges them already)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(310516)
+        w = torch.randn(4, 4)
+        wide = torch.zeros(4, 6)
+        wide[:, 1:5] = w
+        self.a = nn.Parameter(w)
+        self.b = nn.Parameter(wide[:, 1:5])
+        self.bias = nn.Parameter(torch.randn(4))
+
+    def forward(self, x: Tensor) -> List[Tensor]:
+        return [F.linear(self.b, x, self.bias), F.linear(self.a, x, self.bias)]
+
+
+# (standalone models promise eager's results to callers whose autocast is
+# off only: docs/design.md)
+@pytest.mark.parametrize("how,outer", [
+    (how, outer) for how in ("freeze", "standalone") for outer in OUTERS
+    if how == "freeze" or outer in ("no_outer", "outer_disabled")])
+@pytest.mark.parametrize("cls", [ViewOfAWeight, EqualWeightsLaidOutApart], ids=["view", "parameters"])
+def test_saved_frozen_model_keeps_constants_laid_out_as_eager(cls, how, outer, tmp_path):
+    model = cls().eval()
+    with torchscript_deprecation_ignored():
+        scripted = oracle.script(cls().eval())
+        frozen = torch.jit.freeze(scripted) if how == "freeze" else jitamp.freeze(scripted, standalone=True)
+        torch.jit.save(frozen, str(tmp_path / "frozen.pt"))
+        loaded = torch.jit.load(str(tmp_path / "frozen.pt"))
+    # the view reaches the loaded graph as an attribute, apart from w
+    assert any(n.kind() == "prim::GetAttr" and n.s("name").startswith("_pooled_apart_constant_")
+               for n in _all_nodes(loaded.graph)), loaded.graph
+    for candidate in (frozen, loaded):
+        check_against_eager(model, [torch.randn(4, 4)], scripted=candidate,
+                            outer=oracle.no_grad_under(OUTERS[outer]))
+
+
+def test_constants_of_one_layout_stay_constants():
+    """Only a constant pooling would merge with one laid out otherwise is
+    read from an attribute; a second run changes nothing."""
+    with torchscript_deprecation_ignored():
+        frozen = torch.jit.freeze(oracle.script(MLP().eval()))
+        assert not jitamp._C.keep_constants_apart(frozen._c)
+        apart = torch.jit.freeze(oracle.script(ViewOfAWeight().eval()))
+    reads = [n for n in _all_nodes(apart.graph)
+             if n.kind() == "prim::GetAttr" and n.s("name").startswith("_pooled_apart_constant_")]
+    assert len(reads) == 1, apart.graph
+    assert not jitamp._C.keep_constants_apart(apart._c)
 
 
 # ---------------------------------------------------------------------------

@@ -141,6 +141,7 @@ def _run(name: str):
     "finding12_fold_after_early_exit.py",
     "finding19_profiling_float32_row_meets_a_half_input.py",
     "finding20_stale_cache_under_no_grad.py",
+    "finding21_pooled_constants_at_load.py",
 ])
 def test_finding_fixed(name):
     result = _run(name)

@@ -161,6 +161,17 @@ PYBIND11_MODULE(_C, m) {
       "preoptimize_module).");
 
   m.def(
+      "keep_constants_apart",
+      [](const torch::jit::Module& module) {
+        return jitamp::KeepConstantsApartInModule(module);
+      },
+      py::arg("module"),
+      "Each tensor constant of the module's methods that loading's constant "
+      "pooling would merge with one laid out otherwise is read from a module "
+      "attribute (function_rewrite.h); returns whether it changed (then "
+      "preoptimize_module). fold_static_casts_in_module runs it.");
+
+  m.def(
       "keep_mms_unbatched",
       [](const torch::jit::Module& module) {
         return jitamp::KeepMMsUnbatchedInModule(module);

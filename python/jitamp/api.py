@@ -282,8 +282,11 @@ def freeze(module: Any, *, preserved_attrs: Sequence[str] | None = None,
     stock profiling executor does not split it into `mm` + `add`, rounding
     twice; a method with an `mm` starts with a never-taken in-place write to
     a module attribute (`_unbatched_mm_guard`), so that the stock executors
-    do not batch its `mm` ops into one, summing in another order. Freezing
-    the model again would undo both. Raises ValueError,
+    do not batch its `mm` ops into one, summing in another order. (Every
+    frozen jitamp model reads a tensor constant that loading's constant
+    pooling would merge with an equal one laid out otherwise from a module
+    attribute, `_pooled_apart_constant_<n>`.) Freezing the model again
+    would undo these. Raises ValueError,
     saying why, unless every
     scope is a CPU scope with constant dtype and enabled and every op in it
     can do without one (strip_static_scopes.h).

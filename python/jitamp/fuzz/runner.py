@@ -13,7 +13,8 @@ region OUTER; then, for SAVE programs (functions and modules without
 `torch.jit.load` (jitamp imported). Module programs are then frozen
 (`torch.jit.freeze` of the scripted module in eval mode: jitamp folds the
 casts of weights whose scope's state is static) and compared with eager
-under `torch.no_grad()` inside OUTER, as a frozen model serves; where
+under `torch.no_grad()` inside OUTER, as a frozen model serves (SAVE
+programs: also after save and load); where
 `jitamp.freeze(standalone=True)` accepts the module (no jitamp op left) and
 OUTER leaves autocast off (the callers it is exact for), that model too,
 then saved and loaded by `torch.jit.load` to run on TorchScript's stock
@@ -27,7 +28,8 @@ Outcomes (`Result.kind`):
 - "mismatch:<what>": the oracle's AssertionError, by what differs (dtype,
   value, shape, structure, error, grad, state), "saved-mismatch:<what>" after
   save/load, "frozen-mismatch:<what>" / "standalone-mismatch:<what>" frozen,
-  "stock-mismatch:<what>" the standalone model on the stock executor;
+  "stock-mismatch:<what>" the standalone model on the stock executor,
+  "frozen-saved-mismatch:<what>" the frozen model saved and loaded;
 - "freeze": torch.jit.freeze raises on the module scripted with jitamp and
   not on the module scripted without it;
 - "known:<what>": a difference TorchScript itself makes, with or without
@@ -274,11 +276,13 @@ def _autocast_off(outer: Any) -> bool:
     return outer is None or outer in ("no_grad", "inference_mode") or outer[2] is False
 
 
-def _compare_frozen(obj, scripted, module, source, directory, stem) -> tuple[str, str] | None:
+def _compare_frozen(obj, scripted, module, source, directory, stem,
+                    save: bool = False) -> tuple[str, str] | None:
     """The module frozen, against eager in eval mode under torch.no_grad()
-    (inside OUTER); then the standalone freeze where it applies. Returns
-    (kind, message) of the first failure, else None. Leaves obj in eval
-    mode (the last comparison)."""
+    (inside OUTER), and where `save`, the frozen model saved and loaded by
+    torch.jit.load (its jitamp loader configures it); then the standalone
+    freeze where it applies. Returns (kind, message) of the first failure,
+    else None. Leaves obj in eval mode (the last comparison)."""
     obj.eval()
     scripted.eval()
     try:
@@ -310,6 +314,14 @@ def _compare_frozen(obj, scripted, module, source, directory, stem) -> tuple[str
         elif kind.startswith("frozen-mismatch:") and _frozen_equals_eager_uncached(obj, frozen, module):
             kind = "known:frozen-cast-cache"
         return kind, str(exc)
+    if save:
+        # loading compiles the methods again (constant pooling: fuzz seed
+        # 2602, index 2667), then the loader rewrites them
+        try:
+            _compare(obj, _stock_loaded(frozen), module, frozen=True)
+        except AssertionError as exc:
+            return (known_difference(str(exc), _profiling(module))
+                    or "frozen-saved-mismatch:" + classify(str(exc))), str(exc)
     if not _autocast_off(module.OUTER):
         return None
     try:
@@ -871,7 +883,8 @@ def _run_source(source: str, directory: str, stem: str, save: bool | None) -> Re
                 except AssertionError as exc:
                     return Result("saved-mismatch:" + classify(str(exc)), str(exc), eager_raised)
             if module.KIND == "module":
-                failed = _compare_frozen(obj, scripted, module, source, directory, stem)
+                failed = _compare_frozen(obj, scripted, module, source, directory, stem,
+                                         save=save if save is not None else module.SAVE)
                 if failed is not None:
                     return Result(failed[0], failed[1], eager_raised)
         return Result("ok", "", eager_raised)
