@@ -583,7 +583,9 @@ def _known_finding(kind, obj, scripted, module, source, directory, stem, message
     tests/test_fuzz_regressions.py), and where two nodes would fail, runs
     another one first: eager's NotImplemented node (an out= op's result,
     numbered to run as soon as ready), which the task's nodes make ready,
-    against an in-place check that runs before them (finding 8). Fuzz
+    against an in-place check that runs before them (finding 8). Where the
+    direct calls differ from eager as TorchScript does (a "known:" kind),
+    what the fork adds is still the order. Fuzz
     findings fixed in jitamp: a fork subgraph optimized by TorchScript's
     default executor (finding 1's values), and an op's casts in another
     order than eager's (finding 2).
@@ -591,8 +593,10 @@ def _known_finding(kind, obj, scripted, module, source, directory, stem, message
     if kind in ("mismatch:grad", "mismatch:error") and "torch.jit.fork" in module.SOURCE and _FORK.search(source):
         if kind == "mismatch:error" and not _backward_errors(message):
             return None
+        # direct calls: eager's results, or a difference of TorchScript's
+        # own (seed 2603, index 52: autograd names the node "Mul1" there)
         plain = run_source(without_forks(source), directory, stem + "_nofork")
-        if plain.kind == "ok":
+        if plain.kind == "ok" or plain.kind.startswith("known:"):
             return "known:fork-grad-order"
     if (kind.startswith("mismatch:") and _profiling(module)
             and _plain_torchscript_differs(obj, module, source, directory, stem, kind)):
