@@ -148,6 +148,18 @@ def test_finding_fixed(name):
     assert result.kind == "ok", result.message
 
 
+def test_finding21_frozen_model_saved_and_loaded():
+    """finding 21 as a SAVE program: the runner also compares the frozen
+    model after torch.jit.save / torch.jit.load (jitamp's loader), which
+    was as far off eager as the standalone stock load
+    ("frozen-saved-mismatch:value" before KeepConstantsApartInModule)."""
+    with open(os.path.join(FINDINGS, "finding21_pooled_constants_at_load.py")) as f:
+        source = f.read()
+    with tempfile.TemporaryDirectory() as d:
+        result = run_source(source, d, save=True)
+    assert result.kind == "ok", (result.kind, result.message)
+
+
 def test_finding13_freezing_does_not_crash():
     """In a process of its own: before the fix, freezing this program
     crashed (a use after free) where that process started afresh."""

@@ -497,8 +497,7 @@ namespace {
 // their elements are laid out.
 bool pooledTogether(const at::Tensor& a, const at::Tensor& b) {
   const auto plain = [](const at::Tensor& t) {
-    return t.layout() == at::kStrided && !t.is_mkldnn() && !t.is_quantized() &&
-        !t.is_nested();
+    return t.layout() == at::kStrided && !t.is_quantized() && !t.is_nested();
   };
   return plain(a) && plain(b) && a.scalar_type() == b.scalar_type() &&
       a.device() == b.device() && a.sizes() == b.sizes() && at::equal(a, b);

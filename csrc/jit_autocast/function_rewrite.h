@@ -44,8 +44,9 @@ std::vector<std::string> RewriteCompilationUnitOf(
 
 // Runs FoldStaticCasts (fold_static_casts.h) on every method of the module
 // and of its submodules: for a module frozen with torch.jit.freeze, after
-// RewriteModule; then PreoptimizeModule. Throws if a graph it would change
-// has already run. Returns the qualified names of the methods that changed.
+// RewriteModule; then KeepConstantsApartInModule and PreoptimizeModule.
+// Throws if a graph it would change has already run. Returns the qualified
+// names of the methods whose casts it folded.
 // First it points the call stacks of inlined nodes away from the methods
 // freezing deleted (a use after free when TorchScript reports an error
 // raised in inlined code; function_rewrite.cpp, FrozenCallStackRepair).

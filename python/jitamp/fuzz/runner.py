@@ -318,7 +318,7 @@ def _compare_frozen(obj, scripted, module, source, directory, stem,
         # loading compiles the methods again (constant pooling: fuzz seed
         # 2602, index 2667), then the loader rewrites them
         try:
-            _compare(obj, _stock_loaded(frozen), module, frozen=True)
+            _compare(obj, _saved_and_loaded(frozen), module, frozen=True)
         except AssertionError as exc:
             return (known_difference(str(exc), _profiling(module))
                     or "frozen-saved-mismatch:" + classify(str(exc))), str(exc)
@@ -335,7 +335,7 @@ def _compare_frozen(obj, scripted, module, source, directory, stem,
         return (known_difference(str(exc), _profiling(module))
                 or "standalone-mismatch:" + classify(str(exc))), str(exc)
     try:
-        _compare(obj, _stock_loaded(standalone), module, frozen=True)
+        _compare(obj, _saved_and_loaded(standalone), module, frozen=True)
     except AssertionError as exc:
         kind = known_difference(str(exc), _profiling(module)) or "stock-mismatch:" + classify(str(exc))
         if (kind.startswith("stock-mismatch:")
@@ -373,12 +373,13 @@ def _frozen_equals_eager_uncached(obj, frozen, module) -> bool:
     return True
 
 
-def _stock_loaded(frozen: Any) -> Any:
-    """`frozen` saved and loaded by torch.jit.load: a model without jitamp's
-    loader object, so its methods run on TorchScript's stock executor, from
-    the graphs as saved."""
+def _saved_and_loaded(model: Any) -> Any:
+    """`model` saved with torch.jit.save and loaded by torch.jit.load (jitamp
+    imported): a model jitamp rewrote runs as its loader object configures
+    it; one without that object (a standalone model, plain TorchScript's)
+    runs on TorchScript's stock executor, from the graphs as saved."""
     buffer = io.BytesIO()
-    torch.jit.save(frozen, buffer)
+    torch.jit.save(model, buffer)
     buffer.seek(0)
     return torch.jit.load(buffer)
 
@@ -647,7 +648,7 @@ def _callee_drops_what_raised(module: Any, message: str) -> bool:
 def _plain_torchscript_differs(obj, module, source, directory, stem, kind, *, frozen: bool = False,
                                stock: bool = False) -> bool:
     """Whether the program scripted without jitamp (frozen: then frozen with
-    torch.jit.freeze; stock: then saved and loaded, _stock_loaded) differs
+    torch.jit.freeze; stock: then saved and loaded, _saved_and_loaded) differs
     from eager as jitamp's did (same kind). Only
     where autocast is nowhere (no scope in what the program runs, callees
     inlined: one in a helper nothing calls does not count; an eager region
@@ -674,7 +675,7 @@ def _plain_torchscript_differs(obj, module, source, directory, stem, kind, *, fr
             if _autocast_scopes_in(plain):
                 return False
             model = torch.jit.freeze(plain.eval()) if frozen else plain
-            _compare(obj, _stock_loaded(model) if stock else model, module, frozen=frozen)
+            _compare(obj, _saved_and_loaded(model) if stock else model, module, frozen=frozen)
     except AssertionError as exc:
         prefix = "stock-mismatch:" if stock else "frozen-mismatch:" if frozen else "mismatch:"
         return prefix + classify(str(exc)) == kind
@@ -877,18 +878,14 @@ def _run_source(source: str, directory: str, stem: str, save: bool | None) -> Re
                 if kind in ("mismatch:value", "mismatch:grad", "mismatch:error"):
                     kind = _known_finding(kind, obj, scripted, module, source, directory, stem, str(exc)) or kind
                 return Result(kind, str(exc), eager_raised)
-            if save if save is not None else module.SAVE:
-                buffer = io.BytesIO()
-                torch.jit.save(scripted, buffer)
-                buffer.seek(0)
-                loaded = torch.jit.load(buffer)
+            save = save if save is not None else module.SAVE
+            if save:
                 try:
-                    _compare(obj, loaded, module)
+                    _compare(obj, _saved_and_loaded(scripted), module)
                 except AssertionError as exc:
                     return Result("saved-mismatch:" + classify(str(exc)), str(exc), eager_raised)
             if module.KIND == "module":
-                failed = _compare_frozen(obj, scripted, module, source, directory, stem,
-                                         save=save if save is not None else module.SAVE)
+                failed = _compare_frozen(obj, scripted, module, source, directory, stem, save=save)
                 if failed is not None:
                     return Result(failed[0], failed[1], eager_raised)
         return Result("ok", "", eager_raised)
