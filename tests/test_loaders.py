@@ -12,6 +12,7 @@ handles training.
 """
 from __future__ import annotations
 
+import copy
 import subprocess
 import sys
 
@@ -250,3 +251,40 @@ def test_second_object_of_a_scripted_type_carries_its_loader(tmp_path, profiling
         frozen = torch.jit.freeze(second.eval())
         check_against_eager(model.eval(), [torch.randn(2, 8)], scripted=frozen,
                             outer=cpu_autocast(torch.bfloat16))
+
+
+@pytest.mark.parametrize("helper_ran", [True, False], ids=["helper_ran", "helper_not_run"])
+@pytest.mark.parametrize("source", ["scripted", "loaded"])
+def test_deep_copy_runs_as_eager_and_leaves_other_scripted_code_alone(tmp_path, source, helper_ran):
+    """TorchScript deep-copies an object through its __getstate__ and
+    __setstate__, so copy.deepcopy of a rewritten model (and Module::deepcopy
+    in C++) runs the loader's __setstate__. It rewrote every function of the
+    class's compilation unit -- in Python the one unit of every function
+    scripted in the process: it failed on plain scripted code that had run
+    ("cannot rewrite ... it has already run") and silently rewrote plain
+    code that had not. The copy shares its functions with the original,
+    which jitamp configured already: nothing is to be done."""
+
+    class PlainHelper(nn.Module):  # a class of its own: a type of its own
+        def forward(self, x):
+            return torch.mm(x, x.t())
+
+    torch.manual_seed(0)
+    model = ScopedModel()
+    x = torch.randn(2, 8)
+    helper = script_without_jitamp(PlainHelper())
+    if helper_ran:
+        helper(x)
+    if source == "scripted":
+        original = script(model)
+    else:
+        path = str(tmp_path / "model.pt")
+        _save_scripted(model, path)
+        with torchscript_deprecation_ignored():
+            original = torch.jit.load(path)
+    original(x)
+    copied = copy.deepcopy(original)
+    assert "jitamp::" not in str(helper.forward.graph)
+    check_against_eager(model, [x], scripted=copied, outer=cpu_autocast(torch.float16), grad=True)
+    with torch.no_grad():
+        check_against_eager(model, [x], scripted=copied)

@@ -323,6 +323,34 @@ std::vector<std::string> RewriteFunction(
   return std::move(rewriter).changed();
 }
 
+namespace {
+
+// Whether jitamp has configured a function of `cu` already, so that the
+// unit is not one a load has just compiled. The loader's __setstate__ also
+// runs when a model is deep-copied (copy.deepcopy of a scripted module,
+// Module::deepcopy, and Module::clone but for freezing's in-place one): the
+// copy shares its class, and so its functions, with the original, which
+// are configured already. In Python that unit is the one that holds every
+// function scripted in the process, jitamp's or not, and a rewrite of it
+// would change code jitamp was never asked to (or fail on code that has
+// run). A second loader of one load (two rewritten models in one) finds the
+// unit configured by the first.
+bool configuredBefore(const CompilationUnit& cu) {
+  for (Function* function : cu.get_functions()) {
+    if (!function->isGraphFunction()) {
+      continue;
+    }
+    auto& graph_function = toGraphFunction(*function);
+    if (holdsJitampsExecutor(graph_function) ||
+        holdsJitampsOptimizedGraph(graph_function)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+} // namespace
+
 std::vector<std::string> RewriteCompilationUnitOf(
     const c10::IValue& object,
     RewriteOptions options) {
@@ -332,6 +360,9 @@ std::vector<std::string> RewriteCompilationUnitOf(
       object.tagKind());
   const auto cu = object.toObjectRef().type()->compilation_unit();
   TORCH_CHECK(cu, "jitamp: the object's class has no compilation unit");
+  if (configuredBefore(*cu)) {
+    return {};
+  }
   FunctionRewriter rewriter(options);
   for (Function* function : cu->get_functions()) {
     rewriter.rewrite(*function);
