@@ -58,7 +58,7 @@ const char* const kProgram = "jitamp_run";
 #endif
 
 const char* kUsage =
-    "usage: jitamp_run [--autocast] [--no-grad | --inference-mode] [--grad FILE] [--stock] [--calls N] MODEL.pt INPUT.bin ROWS COLS OUTPUT.bin\n"
+    "usage: jitamp_run [--autocast] [--no-grad | --inference-mode] [--grad FILE] [--stock] [--copy deepcopy|clone] [--calls N] MODEL.pt INPUT.bin ROWS COLS OUTPUT.bin\n"
     "  Loads MODEL.pt (a TorchScript model rewritten by jitamp), calls forward on the\n"
     "  ROWS x COLS float32 tensor in INPUT.bin (raw little-endian bytes) N times\n"
     "  (default 3), writes the output as float32 raw bytes to OUTPUT.bin and prints\n"
@@ -70,7 +70,9 @@ const char* kUsage =
     "  --grad FILE also run backward of sum(output as float32) and write the\n"
     "              input's gradient (float32 raw bytes) to FILE\n"
     "  --stock     load as a host that only links jitamp_ops does: no\n"
-    "              jitamp::RewriteModule, PyTorch's JIT autocast left on\n";
+    "              jitamp::RewriteModule, PyTorch's JIT autocast left on\n"
+    "  --copy deepcopy|clone  run a copy of the loaded model, made by\n"
+    "              Module::deepcopy or Module::clone (before RewriteModule)\n";
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -176,6 +178,7 @@ int run(int argc, char** argv) {
   bool no_grad = false;
   bool inference_mode = false;
   bool stock = false;
+  std::string copy;
   std::string grad_path;
   int64_t calls = 3;
   std::vector<std::string> positional;
@@ -194,6 +197,12 @@ int run(int argc, char** argv) {
       inference_mode = true;
     } else if (arg == "--stock") {
       stock = true;
+    } else if (arg == "--copy") {
+      if (i + 1 == argc || (std::string(argv[i + 1]) != "deepcopy" &&
+                            std::string(argv[i + 1]) != "clone")) {
+        throw UsageError("--copy needs 'deepcopy' or 'clone'");
+      }
+      copy = argv[++i];
     } else if (arg == "--grad") {
       if (i + 1 == argc) {
         throw UsageError("--grad needs a file name");
@@ -249,6 +258,11 @@ int run(int argc, char** argv) {
   } catch (const c10::Error& error) {
     throw std::runtime_error(
         "cannot load model '" + model_path + "': " + error.what_without_backtrace());
+  }
+  if (copy == "deepcopy") {
+    module = module.deepcopy();
+  } else if (copy == "clone") {
+    module = module.clone();
   }
   // What jitamp.rewrite() does in Python after torch.jit.load. A model
   // rewritten and saved by jitamp needs nothing more than the load (its

@@ -236,11 +236,28 @@ def _same_bits(got: torch.Tensor, want: torch.Tensor, what: str) -> None:
 @pytest.mark.parametrize("mode", ["no_grad", "inference_mode", "grad", "backward"])
 @pytest.mark.parametrize("case", list(OUTER))
 def test_cpp_matches_eager(cpp_build, saved_model, tmp_path, loader, mode, case):
+    _check_cpp(cpp_build, saved_model, tmp_path, loader, mode, case)
+
+
+@pytest.mark.parametrize("copy, loader", [("deepcopy", "stock"), ("deepcopy", "preload"), ("clone", "rewrite")])
+@pytest.mark.parametrize("mode", ["no_grad", "backward"])
+@pytest.mark.parametrize("case", ["plain", "outer_bf16"])
+def test_cpp_copy_matches_eager(cpp_build, saved_model, tmp_path, copy, loader, mode, case):
+    """A copy of the loaded model (jitamp_run --copy): Module::deepcopy
+    shares the original's configured functions (the loader's __setstate__,
+    which the copy runs, leaves them alone); Module::clone compiles new
+    ones after it, which jitamp::RewriteModule configures (README, "C++
+    deployment")."""
+    _check_cpp(cpp_build, saved_model, tmp_path, loader, mode, case, ["--copy", copy])
+
+
+def _check_cpp(cpp_build, saved_model, tmp_path, loader: str, mode: str, case: str,
+               extra_flags: list[str] = ()) -> None:
     model, model_path = saved_model
     x = torch.randn(ROWS, COLS, generator=torch.Generator().manual_seed(1))
     outer, flags = OUTER[case]
     exe, loader_flags, env = _loader(cpp_build, loader)
-    flags = list(flags) + loader_flags
+    flags = list(flags) + loader_flags + list(extra_flags)
     flags += {"no_grad": ["--no-grad"], "inference_mode": ["--inference-mode"], "grad": [],
               "backward": ["--grad", str(tmp_path / "grad.bin")]}[mode]
 
@@ -280,6 +297,9 @@ def test_python_load_matches_eager(saved_model, case, grad):
 def test_cpp_reports_bad_arguments(jitamp_run, tmp_path):
     done = subprocess.run([jitamp_run, "model.pt"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "usage: jitamp_run" in done.stderr, done.stderr
+    done = subprocess.run([jitamp_run, "--copy", "shallow", "m.pt", "i.bin", "2", "3", "o.bin"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--copy needs 'deepcopy' or 'clone'" in done.stderr, done.stderr
     inp = tmp_path / "input.bin"
     inp.write_bytes(_raw(torch.zeros(2, 3)))
     done = subprocess.run([jitamp_run, str(tmp_path / "missing.pt"), str(inp), "2", "4",
