@@ -591,9 +591,8 @@ def _known_finding(kind, obj, scripted, module, source, directory, stem, message
     default executor (finding 1's values), and an op's casts in another
     order than eager's (finding 2).
     """
-    if kind in ("mismatch:grad", "mismatch:error") and "torch.jit.fork" in module.SOURCE and _FORK.search(source):
-        if kind == "mismatch:error" and not _backward_errors(message):
-            return None
+    if (kind in ("mismatch:grad", "mismatch:error") and "torch.jit.fork" in module.SOURCE
+            and _FORK.search(source) and (kind == "mismatch:grad" or _backward_errors(message))):
         # direct calls: eager's results, or a difference of TorchScript's
         # own (seed 2603, index 52: autograd names the node "Mul1" there)
         plain = run_source(without_forks(source), directory, stem + "_nofork")
