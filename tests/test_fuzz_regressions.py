@@ -705,6 +705,7 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("frozen_cast_cache_of_another_dtype.py", "known:frozen-cast-cache"),
     ("torchscript_fork_error_order_and_node_name.py", "known:fork-grad-order"),
     ("torchscript_dead_conv_in_a_forked_callee.py", "known:dead-code"),
+    ("torchscript_profiling_out_grad_before_out_dtype.py", "known:profiling-out-grad"),
 ])
 def test_torchscript_and_frozen_differences_recognized(name, kind):
     """A scope only in a helper nothing calls leaves plain TorchScript a
@@ -712,5 +713,43 @@ def test_torchscript_and_frozen_differences_recognized(name, kind):
     the callee's own plan dropped it; a frozen model's constant weights,
     which eager's cast cache never serves; a fork's backward order where
     the direct calls differ by TorchScript's node names; a dead value of a
-    callee in a program that forks, which is no backward error (runner)."""
+    callee in a program that forks, which is no backward error; autograd's
+    out= check of the profiling plan before the op's own (runner)."""
     assert _run(name).kind == kind
+
+
+def test_profiling_plan_raises_out_grad_before_the_out_dtype_check(tmp_path):
+    """Plain TorchScript, no autocast: once the profiling executor has
+    optimized (the other branch ran), bmm's result comes out of a
+    differentiable subgraph and the out= softmax into it raises autograd's
+    out= error, where eager's op raises its out dtype check (what the
+    runner's known:profiling-out-grad recognizes)."""
+    source = """
+from typing import List
+import torch
+def f(a: torch.Tensor, b: torch.Tensor, flag: bool):
+    sink: List[torch.Tensor] = []
+    if not flag:
+        return a, sink
+    v3 = torch.bmm(a.unsqueeze(0), b.unsqueeze(0)).squeeze(0); sink.append(v3)
+    torch.softmax(b.double(), 1, out=v3)
+    return a, sink
+"""
+    from jitamp.fuzz.runner import load_source, unload
+
+    errors = {}
+    module = load_source(source, str(tmp_path), "out_grad_plain")
+    try:
+        plain = oracle.script_without_jitamp(module.f)
+        a, b = torch.randn(4, 4, requires_grad=True), torch.randn(4, 4, requires_grad=True)
+        for call in (1, 2, 3):
+            for side, fn in (("eager", module.f), ("plain", plain)):
+                try:
+                    fn(a, b, call != 2)
+                except RuntimeError as error:
+                    errors[side, call] = str(error).strip().splitlines()[-1]
+    finally:
+        unload(module)
+    assert "Expected out tensor to have dtype double" in errors["eager", 3], errors
+    assert "Expected out tensor to have dtype double" in errors["plain", 1], errors
+    assert "functions with out=... arguments don't support automatic differentiation" in errors["plain", 3], errors

@@ -771,9 +771,13 @@ def known_difference(message: str, profiling: bool = False) -> str | None:
     # error where eager's op raises that its derivative is not implemented,
     # or where eager runs it (the out tensor made from a parameter, the
     # inputs needing no grad: eager's kernel asks the inputs; seed 1138,
-    # index 1604, plain TorchScript too)
+    # index 1604, plain TorchScript too), or before the out= op's own check
+    # of its out tensor that eager raises (the out tensor a differentiable
+    # subgraph's output: seed 2604, index 1505, plain TorchScript too,
+    # fuzz_findings/torchscript_profiling_out_grad_before_out_dtype.py)
     out_grad = "support automatic differentiation"
-    if profiling and (scripted and eager and out_grad in scripted and "is not implemented" in eager
+    if profiling and (scripted and eager and out_grad in scripted and out_grad not in eager
+                      and ("is not implemented" in eager or re.search(r"\bout tensor\b|\bout=|desired output type", eager))
                       or re.match(r"call \d+: scripted raised ", message)
                       and message.endswith(", eager returned") and out_grad in message):
         return "known:profiling-out-grad"
