@@ -198,11 +198,10 @@ int run(int argc, char** argv) {
     } else if (arg == "--stock") {
       stock = true;
     } else if (arg == "--copy") {
-      if (i + 1 == argc || (std::string(argv[i + 1]) != "deepcopy" &&
-                            std::string(argv[i + 1]) != "clone")) {
+      copy = i + 1 < argc ? argv[++i] : "";
+      if (copy != "deepcopy" && copy != "clone") {
         throw UsageError("--copy needs 'deepcopy' or 'clone'");
       }
-      copy = argv[++i];
     } else if (arg == "--grad") {
       if (i + 1 == argc) {
         throw UsageError("--grad needs a file name");
