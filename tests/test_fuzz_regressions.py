@@ -142,6 +142,7 @@ def _run(name: str):
     "finding19_profiling_float32_row_meets_a_half_input.py",
     "finding20_stale_cache_under_no_grad.py",
     "finding21_pooled_constants_at_load.py",
+    "finding22_uncached_record_outlives_eager_cache.py",
 ])
 def test_finding_fixed(name):
     result = _run(name)

@@ -17,6 +17,7 @@
 // Registered in library.cpp.
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <ATen/record_function.h>
 #include <c10/core/InferenceMode.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/library.h>
@@ -137,16 +138,31 @@ bool probeEagerCastOrder() {
 }
 
 // The weights (what eager's cache keeps) that no-grad casts copied without
-// the cache since eager's cache was last cleared by a jitamp scope exit,
-// with the dtype of that copy: the last kSlots of this thread. A weight met
-// again (in a loop, or used twice) is cast through the cache from then on,
-// so it is copied at most twice per region instead of at every use. A
-// stale record (eager cleared its cache, or the address was reused) only
-// sends a cast through the cache, which is what eager does anyway.
+// the cache since eager's cache was last cleared, with the dtype of that
+// copy: the last kSlots of this thread. A weight met again (in a loop, or
+// used twice) is cast through the cache from then on, so it is copied at
+// most twice per region instead of at every use; met under another lower
+// precision, the record says which cast eager's cache would hold
+// (keepInEagerCache). So a record must not outlive eager's cache: a jitamp
+// scope's outermost exit forgets them, and so does a clear made elsewhere
+// (the exit of the caller's eager region, around each call of a model, or
+// torch.clear_autocast_cache()), which the marker tells: a leaf of our own
+// whose cast the first record puts in eager's cache, and finds there again
+// until a clear (the record of another dtype then gave the weight's next
+// op the cast of the previous call's dtype: "expected m1 and m2 to have
+// the same dtype"; fuzz finding 22). The marker's first cast is held, so
+// its address is not reused by the cast a clear makes it get anew. A
+// record whose address was reused only sends a cast through the cache,
+// which is what eager does anyway.
 class UncachedCasts {
  public:
-  // The dtype `impl` was copied to uncached, if it was.
-  std::optional<at::ScalarType> find(const c10::TensorImpl* impl) const {
+  // The dtype `impl` was copied to uncached, if it was since eager's cache
+  // was last cleared.
+  std::optional<at::ScalarType> find(const c10::TensorImpl* impl) {
+    if (marker_.defined() &&
+        markerCast().unsafeGetTensorImpl() != marker_.unsafeGetTensorImpl()) {
+      forget(); // eager's cache was cleared since the records were made
+    }
     for (const auto& [seen, dtype] : records_) {
       if (seen == impl) {
         return dtype;
@@ -156,6 +172,9 @@ class UncachedCasts {
   }
 
   void record(const c10::TensorImpl* impl, at::ScalarType dtype) {
+    if (!marker_.defined()) {
+      marker_ = markerCast();
+    }
     records_[next_] = {impl, dtype};
     next_ = (next_ + 1) % kSlots;
   }
@@ -163,13 +182,30 @@ class UncachedCasts {
   void forget() {
     records_.fill({nullptr, at::ScalarType::Undefined});
     next_ = 0;
+    marker_ = Tensor();
   }
 
  private:
+  // The marker's cast through eager's cache: the one cached, if any. Its
+  // copy (one element, once per region) is bookkeeping, kept out of
+  // profiles, where it would read as a cast of the model's.
+  static Tensor markerCast() {
+    thread_local const Tensor marker =
+        at::zeros({1}, at::TensorOptions().dtype(at::kFloat))
+            .set_requires_grad(true);
+    at::NoGradGuard no_grad;
+    at::DisableRecordFunctionGuard unprofiled;
+    return at::autocast::cached_cast(
+        at::autocast::get_autocast_dtype(DeviceType::CPU),
+        marker,
+        DeviceType::CPU);
+  }
+
   static constexpr size_t kSlots = 32;
   std::array<std::pair<const c10::TensorImpl*, at::ScalarType>, kSlots>
       records_{};
   size_t next_ = 0;
+  Tensor marker_;
 };
 
 UncachedCasts& uncachedCasts() {

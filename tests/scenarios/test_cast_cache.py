@@ -2,6 +2,8 @@
 casts a weight's first use in a region without it, and later uses through
 it (cast_ops.cpp: the values are eager's; the cache only keeps the copies
 alive until the outermost scope exits)."""
+import contextlib
+
 import pytest
 import torch
 from torch import Tensor, nn
@@ -118,3 +120,47 @@ def test_weight_changed_in_place_with_grad_mode_on_is_eager():
     # With grad mode on at the casts jitamp casts through eager's cache:
     # stale like eager's.
     check_against_eager(recast_after_inplace_grad_on, [rand(4, 4, seed=50), X], grad=True)
+
+
+class DtypeByFlag(nn.Module):
+    """A scope whose lower precision the caller picks at each call."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(rand(4, 4))
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x: Tensor, half: bool):
+        with torch.autocast("cpu", dtype=torch.float16 if half else torch.bfloat16):
+            return torch.mm(x, self.w), self.lin(x)
+
+
+@pytest.mark.parametrize("outer", ["no_outer", "outer_bf16", "outer_fp16", "outer_disabled"])
+def test_inference_calls_each_in_its_own_caller_region_equal_eager(outer):
+    """The caller's eager region, one per call, clears eager's cache at its
+    exit. jitamp's record of the weights it copied uncached in the call
+    before (float16) outlived it and, in a bfloat16 scope, put a float16
+    cast into the fresh cache for mm's kernel to find: "expected m1 and m2
+    to have the same dtype" where eager returns (fuzz finding 22, seed
+    2605, index 644: a frozen model)."""
+    m = DtypeByFlag()
+    check_against_eager(m, [X, True], scripted=oracle.script(m), outer=oracle.no_grad_under(OUTERS[outer]),
+                        args_for_call=lambda call: [X, call % 2 == 1])
+
+
+def test_inference_after_clear_autocast_cache_equals_eager():
+    """torch.clear_autocast_cache() inside the caller's one region, before
+    each call (eager's and the script's), whose scopes differ in lower
+    precision from one call to the next."""
+    m = DtypeByFlag()
+    scripted = oracle.script(m)
+
+    @contextlib.contextmanager
+    def cleared_no_grad():
+        torch.clear_autocast_cache()
+        with torch.no_grad():
+            yield
+
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        check_against_eager(m, [X, True], scripted=scripted, outer=cleared_no_grad,
+                            args_for_call=lambda call: [X, call % 2 == 1])
