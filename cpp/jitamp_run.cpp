@@ -58,7 +58,7 @@ const char* const kProgram = "jitamp_run";
 #endif
 
 const char* kUsage =
-    "usage: jitamp_run [--autocast] [--no-grad | --inference-mode] [--grad FILE] [--stock] [--copy deepcopy|clone] [--calls N] MODEL.pt INPUT.bin ROWS COLS OUTPUT.bin\n"
+    "usage: jitamp_run [--autocast] [--no-grad | --inference-mode] [--grad FILE] [--stock] [--copy deepcopy|clone|freeze] [--calls N] MODEL.pt INPUT.bin ROWS COLS OUTPUT.bin\n"
     "  Loads MODEL.pt (a TorchScript model rewritten by jitamp), calls forward on the\n"
     "  ROWS x COLS float32 tensor in INPUT.bin (raw little-endian bytes) N times\n"
     "  (default 3), writes the output as float32 raw bytes to OUTPUT.bin and prints\n"
@@ -71,8 +71,9 @@ const char* kUsage =
     "              input's gradient (float32 raw bytes) to FILE\n"
     "  --stock     load as a host that only links jitamp_ops does: no\n"
     "              jitamp::RewriteModule, PyTorch's JIT autocast left on\n"
-    "  --copy deepcopy|clone  run a copy of the loaded model, made by\n"
-    "              Module::deepcopy or Module::clone (before RewriteModule)\n";
+    "  --copy deepcopy|clone|freeze  run a copy of the loaded model, made\n"
+    "              by Module::deepcopy, Module::clone or (in eval mode)\n"
+    "              torch::jit::freeze, before RewriteModule\n";
 
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
@@ -199,8 +200,8 @@ int run(int argc, char** argv) {
       stock = true;
     } else if (arg == "--copy") {
       copy = i + 1 < argc ? argv[++i] : "";
-      if (copy != "deepcopy" && copy != "clone") {
-        throw UsageError("--copy needs 'deepcopy' or 'clone'");
+      if (copy != "deepcopy" && copy != "clone" && copy != "freeze") {
+        throw UsageError("--copy needs 'deepcopy', 'clone' or 'freeze'");
       }
     } else if (arg == "--grad") {
       if (i + 1 == argc) {
@@ -262,6 +263,9 @@ int run(int argc, char** argv) {
     module = module.deepcopy();
   } else if (copy == "clone") {
     module = module.clone();
+  } else if (copy == "freeze") {
+    module.eval();
+    module = torch::jit::freeze(module);
   }
   // What jitamp.rewrite() does in Python after torch.jit.load. A model
   // rewritten and saved by jitamp needs nothing more than the load (its

@@ -164,6 +164,44 @@ def test_rewrite_follows_callees():
     check_against_eager(outer, (torch.randn(3, 3), torch.randn(3, 3)), scripted=fn, outer=cpu_autocast())
 
 
+class _Calls(torch.nn.Module):
+    """A module scripted without jitamp that calls a scripted one."""
+
+    def __init__(self, callee):
+        super().__init__()
+        self.callee = callee
+
+    def forward(self, x):
+        return self.callee(x) * 2
+
+
+def test_code_scripted_without_jitamp_that_calls_rewritten_code():
+    """Its executor (TorchScript's, with the built-in JIT autocast) inlines
+    the callee's rewritten graph: its first call raises, naming the fix,
+    instead of running off eager's. jitamp.rewrite() before that call
+    configures it; after it, rewrite() raises too (the executor keeps its
+    graph), and scripting it with jitamp enabled gives one that works."""
+    model = ScopedLinear()
+    x = torch.randn(2, 4)
+    callee = script(model)
+    # Before its first call: rewrite() configures it.
+    caller = _script_without_jitamp(_Calls(callee))
+    jitamp.rewrite(caller)
+    check_against_eager(_Calls(model), (x,), scripted=caller, outer=cpu_autocast())
+    check_against_eager(_Calls(model), (x,), scripted=caller, grad=True)
+
+    # A fresh type each time: TorchScript reuses a class's compiled methods.
+    class Calls(_Calls):
+        pass
+
+    caller = _script_without_jitamp(Calls(callee))
+    with pytest.raises(RuntimeError, match="jitamp has not configured.*script it with jitamp enabled"):
+        caller(x)
+    with pytest.raises(RuntimeError, match="Calls.forward': it has already run without jitamp's configuration"):
+        jitamp.rewrite(caller)
+    check_against_eager(Calls(model), (x,), scripted=script(Calls(callee)), outer=cpu_autocast())
+
+
 def test_rewrite_rejects_non_scripted_objects():
     with pytest.raises(TypeError, match="scripted function or module"):
         jitamp.rewrite(scoped_mm)

@@ -239,16 +239,32 @@ def test_cpp_matches_eager(cpp_build, saved_model, tmp_path, loader, mode, case)
     _check_cpp(cpp_build, saved_model, tmp_path, loader, mode, case)
 
 
-@pytest.mark.parametrize("copy, loader", [("deepcopy", "stock"), ("deepcopy", "preload"), ("clone", "rewrite")])
+@pytest.mark.parametrize("copy, loader", [("deepcopy", "stock"), ("deepcopy", "preload"), ("clone", "rewrite"),
+                                          ("freeze", "rewrite")])
 @pytest.mark.parametrize("mode", ["no_grad", "backward"])
 @pytest.mark.parametrize("case", ["plain", "outer_bf16"])
 def test_cpp_copy_matches_eager(cpp_build, saved_model, tmp_path, copy, loader, mode, case):
     """A copy of the loaded model (jitamp_run --copy): Module::deepcopy
     shares the original's configured functions (the loader's __setstate__,
-    which the copy runs, leaves them alone); Module::clone compiles new
-    ones after it, which jitamp::RewriteModule configures (README, "C++
-    deployment")."""
+    which the copy runs, leaves them alone); Module::clone and
+    torch::jit::freeze compile new ones after it, which
+    jitamp::RewriteModule configures (README, "C++ deployment")."""
     _check_cpp(cpp_build, saved_model, tmp_path, loader, mode, case, ["--copy", copy])
+
+
+@pytest.mark.parametrize("loader", ["stock", "preload"])
+@pytest.mark.parametrize("copy", ["clone", "freeze"])
+@pytest.mark.parametrize("case", ["plain", "outer_bf16"])
+def test_cpp_copy_without_rewrite_raises(cpp_build, saved_model, tmp_path, copy, loader, case):
+    """Without jitamp::RewriteModule, the new functions of a clone or a
+    C++ freeze would run as TorchScript's defaults say (they did, up to
+    0.23 off eager's outputs): their first call raises instead, naming the
+    fix (preoptimize.h, UseScopeOpsOfPlans)."""
+    exe, loader_flags, env = _loader(cpp_build, loader)
+    x = torch.randn(ROWS, COLS, generator=torch.Generator().manual_seed(1))
+    flags = OUTER[case][1] + loader_flags + ["--copy", copy, "--no-grad"]
+    _run_cpp(exe, saved_model[1], x, tmp_path, flags, env=env,
+             expect_error="jitamp has not configured: TorchScript's executor")
 
 
 def _check_cpp(cpp_build, saved_model, tmp_path, loader: str, mode: str, case: str,
@@ -299,7 +315,7 @@ def test_cpp_reports_bad_arguments(jitamp_run, tmp_path):
     assert done.returncode == 2 and "usage: jitamp_run" in done.stderr, done.stderr
     done = subprocess.run([jitamp_run, "--copy", "shallow", "m.pt", "i.bin", "2", "3", "o.bin"],
                           capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2 and "--copy needs 'deepcopy' or 'clone'" in done.stderr, done.stderr
+    assert done.returncode == 2 and "--copy needs 'deepcopy', 'clone' or 'freeze'" in done.stderr, done.stderr
     inp = tmp_path / "input.bin"
     inp.write_bytes(_raw(torch.zeros(2, 3)))
     done = subprocess.run([jitamp_run, str(tmp_path / "missing.pt"), str(inp), "2", "4",

@@ -4,14 +4,16 @@ import pytest
 import torch
 
 import jitamp  # noqa: F401  (registers the ops)
+import oracle
 
 ops = torch.ops.jitamp
 cuda_only = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device; none on this machine")
 
 
 def region():
-    """The region token a cast takes (its kernel ignores it)."""
-    return ops.autocast_caller_region()
+    """The region token a cast takes (its kernel ignores it), as a plan of
+    jitamp's executors makes it (the op as saved raises outside one)."""
+    return ops.autocast_caller_region_in_plan()
 
 
 def _samples(device):
@@ -58,6 +60,20 @@ def test_schemas_alias_their_input():
     for name in ("autocast_enter", "autocast_exit", "autocast_cache_enabled", "prepare_loaded"):
         # (not dir(ops): torch 2.4 lists an op namespace's ops only once used)
         assert torch._C._jit_get_schemas_for_operator(f"jitamp::{name}"), name
+
+
+@pytest.mark.parametrize("run", [
+    lambda: ops.autocast_caller_region(),
+    lambda: ops.autocast_enter.args("cpu", torch.bfloat16, True, None),
+], ids=["caller_region", "enter_args"])
+def test_scope_ops_as_saved_raise_outside_jitamp_plans(run):
+    """The ops a rewritten (saved) graph holds run only in a function whose
+    executor jitamp did not build, with TorchScript's defaults: they raise,
+    naming the fix, and leave the autocast state as it was."""
+    before = oracle.autocast_state()
+    with pytest.raises(RuntimeError, match=r"jitamp has not configured.*jitamp::RewriteModule.*jitamp.rewrite"):
+        run()
+    assert oracle.autocast_state() == before
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int64])

@@ -708,7 +708,7 @@ class CastFolder {
       for (Block* sub : node->blocks()) {
         dropUnusedCallerRegions(sub);
       }
-      if (node->kind() == ops::kCallerRegion && !node->output()->hasUses()) {
+      if (isCallerRegion(node) && !node->output()->hasUses()) {
         node->destroy();
         changed_ = true;
       }

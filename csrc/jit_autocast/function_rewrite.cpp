@@ -165,6 +165,47 @@ void collectCallees(Block* block, std::vector<Function*>& callees) {
   }
 }
 
+// Whether `block` (or a block or task subgraph within) holds one of the
+// ops that raise outside jitamp's plans (UseScopeOpsOfPlans, preoptimize.h).
+bool holdsScopeOpAsSaved(Block* block) {
+  for (Node* node : block->nodes()) {
+    if (node->kind() == ops::kEnter || node->kind() == ops::kCallerRegion) {
+      return true;
+    }
+    for (Block* sub : node->blocks()) {
+      if (holdsScopeOpAsSaved(sub)) {
+        return true;
+      }
+    }
+    if (hasTaskSubgraph(node) &&
+        holdsScopeOpAsSaved(node->g(attr::Subgraph)->block())) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether a function with graph `graph` and these callees runs such an op
+// where jitamp did not configure it: its own, or one in the graph of a
+// callee jitamp configured (which its executor inlines).
+bool runsRewrittenCode(Graph& graph, const std::vector<Function*>& callees) {
+  if (holdsScopeOpAsSaved(graph.block())) {
+    return true;
+  }
+  for (Function* callee : callees) {
+    if (!callee->isGraphFunction()) {
+      continue;
+    }
+    auto& graph_function = toGraphFunction(*callee);
+    if (holdsJitampsOptimizedGraph(graph_function) &&
+        holdsScopeOpAsSaved(
+            (graph_function.*get(OptimizedGraphsTag())).front()->block())) {
+      return true;
+    }
+  }
+  return false;
+}
+
 class FunctionRewriter {
  public:
   explicit FunctionRewriter(RewriteOptions options) : options_(options) {}
@@ -199,6 +240,20 @@ class FunctionRewriter {
         "': it has already run, and TorchScript's executor keeps the graph it "
         "compiled then. Call jitamp.enable() before torch.jit.script(), or "
         "jitamp.rewrite() after torch.jit.load() and before the first call.");
+    // Nor may one that ran without jitamp's configuration while it holds
+    // or inlines rewritten code (a copy made by Module::clone, code
+    // scripted while jitamp was disabled that calls jitamp's): that call
+    // raised (UseScopeOpsOfPlans, preoptimize.h), and so would every other.
+    TORCH_CHECK(
+        !has_run || holdsJitampsOptimizedGraph(graph_function) ||
+            !runsRewrittenCode(*graph, callees),
+        "jitamp cannot configure '",
+        function.qualname().qualifiedName(),
+        "': it has already run without jitamp's configuration (TorchScript's "
+        "executor, which keeps the graph it compiled then), and it holds or "
+        "calls code rewritten by jitamp. Script it again with jitamp enabled "
+        "(Python), or make a new copy and call jitamp::RewriteModule on it "
+        "before its first call (C++).");
     if (!has_run) {
       // How the function runs is not saved with a model: set it whenever the
       // executor does not exist yet (a loaded model gets it from rewrite()).

@@ -210,7 +210,7 @@ class CastExposer {
   // it.
   void hoistCallerRegion(Value* region) {
     Node* token = region->node();
-    if (token->kind() != ops::kCallerRegion) {
+    if (!isCallerRegion(token)) {
       return;
     }
     const Node* enter = scopes_.innermost()->guard->node();

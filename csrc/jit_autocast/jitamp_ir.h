@@ -20,6 +20,12 @@ inline const c10::Symbol kCacheEnabled =
     c10::Symbol::fromQualString("jitamp::autocast_cache_enabled");
 inline const c10::Symbol kCallerRegion =
     c10::Symbol::fromQualString("jitamp::autocast_caller_region");
+// What the two above become in the graphs jitamp's executors compile
+// (UseScopeOpsOfPlans, preoptimize.h): the ops above raise when they run.
+inline const c10::Symbol kEnterInPlan =
+    c10::Symbol::fromQualString("jitamp::autocast_enter_in_plan");
+inline const c10::Symbol kCallerRegionInPlan =
+    c10::Symbol::fromQualString("jitamp::autocast_caller_region_in_plan");
 inline const c10::Symbol kToFp16 =
     c10::Symbol::fromQualString("jitamp::autocast_to_fp16");
 inline const c10::Symbol kToFp32 =
@@ -69,6 +75,17 @@ inline bool isJitampOp(const torch::jit::Node* node) {
     it = known.emplace(kind, kind.ns() == jitamp).first;
   }
   return it->second;
+}
+
+// A scope's enter op, as saved or as in a plan.
+inline bool isEnter(const torch::jit::Node* node) {
+  return node->kind() == ops::kEnter || node->kind() == ops::kEnterInPlan;
+}
+
+// The caller region's token op, as saved or as in a plan.
+inline bool isCallerRegion(const torch::jit::Node* node) {
+  return node->kind() == ops::kCallerRegion ||
+      node->kind() == ops::kCallerRegionInPlan;
 }
 
 inline bool isSmartCast(const torch::jit::Node* node) {

@@ -4,6 +4,7 @@
 #include "insert_smart_casts.h"
 #include "lower_autocast_scopes.h"
 #include "make_waits_blocking.h"
+#include "preoptimize.h"
 #include "record_autocast_cache_flags.h"
 
 #include <torch/csrc/jit/ir/ir.h>
@@ -16,7 +17,8 @@ namespace jitamp {
 using namespace torch::jit;
 
 bool RewriteAutocast(const std::shared_ptr<Graph>& graph) {
-  bool changed = RecordAutocastCacheFlags(graph);
+  bool changed = UseScopeOpsAsSaved(*graph);
+  changed |= RecordAutocastCacheFlags(graph);
   changed |= LowerAutocastScopes(graph);
   changed |= MakeWaitsBlocking(graph);
   changed |= CarryAutocastIntoTasks(graph);

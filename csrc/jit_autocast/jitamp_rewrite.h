@@ -12,6 +12,7 @@ namespace jitamp {
 
 // Rewrites `graph` in place, then the subgraphs of its prim::fork /
 // prim::awaitable nodes (each a graph of its own):
+//  0. UseScopeOpsAsSaved        (preoptimize.h)
 //  1. RecordAutocastCacheFlags  (record_autocast_cache_flags.h)
 //  2. LowerAutocastScopes       (lower_autocast_scopes.h)
 //  3. MakeWaitsBlocking         (make_waits_blocking.h)

@@ -78,6 +78,11 @@ TORCH_LIBRARY(jitamp, m) {
       "autocast_caller_region() -> int",
       "autocast_enter(Any autocast) -> (__torch__.torch.classes.jitamp.AutocastGuard guard, int region)",
       "autocast_enter.args(str device_type, ScalarType dtype, bool enabled=True, bool? cache_enabled=None) -> (__torch__.torch.classes.jitamp.AutocastGuard guard, int region)",
+      // The three above as they are in the graphs jitamp's executors
+      // compile (preoptimize.h, UseScopeOpsOfPlans); those above raise.
+      "autocast_caller_region_in_plan() -> int",
+      "autocast_enter_in_plan(Any autocast) -> (__torch__.torch.classes.jitamp.AutocastGuard guard, int region)",
+      "autocast_enter_in_plan.args(str device_type, ScalarType dtype, bool enabled=True, bool? cache_enabled=None) -> (__torch__.torch.classes.jitamp.AutocastGuard guard, int region)",
       "autocast_exit(__torch__.torch.classes.jitamp.AutocastGuard guard) -> ()",
       "autocast_cache_enabled(bool? cache_enabled) -> bool",
       "autocast_task_state() -> __torch__.torch.classes.jitamp.TaskTicket",
@@ -121,9 +126,12 @@ TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
   m.impl("fusible_to_fp32", TORCH_FN(fusibleToFp32));
   m.impl("autocast_to_fp16_before_loop", TORCH_FN(toFp16BeforeLoop));
 
-  m.impl("autocast_caller_region", TORCH_FN(autocastCallerRegion));
-  m.impl("autocast_enter", TORCH_FN(autocastEnter));
-  m.impl("autocast_enter.args", TORCH_FN(autocastEnterArgs));
+  m.impl("autocast_caller_region", TORCH_FN(callerRegionOutsidePlan));
+  m.impl("autocast_enter", TORCH_FN(enterOutsidePlan));
+  m.impl("autocast_enter.args", TORCH_FN(enterArgsOutsidePlan));
+  m.impl("autocast_caller_region_in_plan", TORCH_FN(autocastCallerRegion));
+  m.impl("autocast_enter_in_plan", TORCH_FN(autocastEnter));
+  m.impl("autocast_enter_in_plan.args", TORCH_FN(autocastEnterArgs));
   m.impl("autocast_exit", TORCH_FN(autocastExit));
   m.impl("autocast_cache_enabled", TORCH_FN(autocastCacheEnabled));
   m.impl("wait", torch::CppFunction::makeFromBoxedFunction<&waitOnThisThread>());

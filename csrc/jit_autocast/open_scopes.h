@@ -27,7 +27,7 @@ class OpenScopes {
   // Follows jitamp::autocast_enter / autocast_exit nodes; returns whether
   // `node` was one of them.
   bool track(torch::jit::Node* node) {
-    if (node->kind() == ops::kEnter) {
+    if (isEnter(node)) {
       open_.push_back({node->input(0), node->output(0), node->output(1), false});
       return true;
     }

@@ -590,6 +590,40 @@ void keepAddmmWhole(Block* block, const std::function<Value*()>& region) {
   }
 }
 
+// Replaces, in `block` and the blocks and task subgraphs within, each node
+// of a kind in `renamed` with one of the kind it maps to (same inputs,
+// outputs, attributes and source). Returns whether it replaced one.
+bool renameScopeOps(
+    Block* block,
+    const std::unordered_map<Symbol, Symbol>& renamed) {
+  bool changed = false;
+  for (auto it = block->nodes().begin(); it != block->nodes().end();) {
+    Node* node = *it;
+    ++it;
+    for (Block* sub : node->blocks()) {
+      changed |= renameScopeOps(sub, renamed);
+    }
+    if (hasTaskSubgraph(node)) {
+      changed |= renameScopeOps(node->g(attr::Subgraph)->block(), renamed);
+    }
+    const auto found = renamed.find(node->kind());
+    if (found == renamed.end()) {
+      continue;
+    }
+    const Symbol kind = found->second;
+    Node* in_plan = block->owningGraph()->create(
+        kind, node->inputs(), node->outputs().size());
+    in_plan->copyMetadata(node)->copyAttributes(*node)->insertBefore(node);
+    for (size_t i = 0; i < node->outputs().size(); ++i) {
+      in_plan->output(i)->copyMetadata(node->output(i));
+    }
+    node->replaceAllUsesWith(in_plan);
+    node->destroy();
+    changed = true;
+  }
+  return changed;
+}
+
 } // namespace
 
 void ProfilingExecutorPlan(const std::shared_ptr<Graph>& plan) {
@@ -604,6 +638,7 @@ void ProfilingExecutorPlan(const std::shared_ptr<Graph>& plan) {
   keepAddmmWhole(plan->block(), caller_region);
   KeepIfsOutOfLine(plan);
   IgnoreAmpInFallbacks(plan);
+  UseScopeOpsOfPlans(*plan);
 }
 
 std::shared_ptr<Graph> SimpleExecutorPlan(const std::shared_ptr<Graph>& plan) {
@@ -613,7 +648,22 @@ std::shared_ptr<Graph> SimpleExecutorPlan(const std::shared_ptr<Graph>& plan) {
   removeKernelCasts(copy->block());
   KeepLoopsOutOfLine(copy);
   KeepIfsOutOfLine(copy);
+  UseScopeOpsOfPlans(*copy);
   return copy;
+}
+
+void UseScopeOpsOfPlans(Graph& plan) {
+  static const std::unordered_map<Symbol, Symbol> kInPlan = {
+      {ops::kEnter, ops::kEnterInPlan},
+      {ops::kCallerRegion, ops::kCallerRegionInPlan}};
+  renameScopeOps(plan.block(), kInPlan);
+}
+
+bool UseScopeOpsAsSaved(Graph& graph) {
+  static const std::unordered_map<Symbol, Symbol> kAsSaved = {
+      {ops::kEnterInPlan, ops::kEnter},
+      {ops::kCallerRegionInPlan, ops::kCallerRegion}};
+  return renameScopeOps(graph.block(), kAsSaved);
 }
 
 std::shared_ptr<Graph> PreoptimizedCopy(const std::shared_ptr<Graph>& graph) {

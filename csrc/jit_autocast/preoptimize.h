@@ -67,7 +67,7 @@ std::shared_ptr<torch::jit::Graph> PreoptimizedCopy(
 // LoopCastHoister in preoptimize.cpp and cast_ops.cpp for what it gives).
 // The removal can line a loop up with the node that reads its result, so
 // KeepLoopsOutOfLine runs again on the copy; then KeepIfsOutOfLine
-// (keep_loops_out_of_line.h).
+// (keep_loops_out_of_line.h). Last, UseScopeOpsOfPlans.
 std::shared_ptr<torch::jit::Graph> SimpleExecutorPlan(
     const std::shared_ptr<torch::jit::Graph>& plan);
 
@@ -92,7 +92,31 @@ std::shared_ptr<torch::jit::Graph> SimpleExecutorPlan(
 // Then KeepIfsOutOfLine (keep_loops_out_of_line.h). Last, the plan starts
 // with `jitamp::ignore_amp_in_fallbacks()` (IgnoreAmpInFallbacks,
 // fallback_calls.h), which keeps the built-in JIT autocast pass out of the
-// fallback functions of differentiable subgraphs.
+// fallback functions of differentiable subgraphs. Then UseScopeOpsOfPlans.
 void ProfilingExecutorPlan(const std::shared_ptr<torch::jit::Graph>& plan);
+
+// What tells a function jitamp configured from one it did not. A graph as
+// rewritten (and saved) opens scopes with jitamp::autocast_enter (or .args)
+// and names the region outside them with jitamp::autocast_caller_region;
+// every function with a smart cast or a scope has one of them. Those ops
+// raise when they run: only a function whose executor TorchScript built
+// from that graph runs them, with TorchScript's defaults (the profiling
+// executor and its symbolic autodiff, the built-in JIT autocast pass), whose
+// results differ from eager's -- a copy made by Module::clone or
+// torch::jit::freeze in C++ (after the loader configured the functions it
+// found; the copy's are new), or a function scripted without jitamp that
+// inlines a jitamp callee. The plans of jitamp's executors use
+// jitamp::autocast_enter_in_plan (.args) and
+// jitamp::autocast_caller_region_in_plan instead, which work. Recurses into
+// blocks and task subgraphs. The graph callers inline (the simple
+// executor's PreoptimizedCopy) keeps the raising ops: a caller jitamp
+// configures gets its own plan, one it does not raises.
+void UseScopeOpsOfPlans(torch::jit::Graph& plan);
+
+// The reverse, the first step of jitamp's rewrite (jitamp_rewrite.h): a
+// graph that inlined a plan's ops (torch.jit.freeze inlines the graphs of
+// the profiling executor's plans) holds only the ops as saved once
+// rewritten. Returns whether it changed the graph.
+bool UseScopeOpsAsSaved(torch::jit::Graph& graph);
 
 } // namespace jitamp

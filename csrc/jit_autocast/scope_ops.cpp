@@ -133,6 +133,43 @@ int64_t autocastCallerRegion() {
   return 0;
 }
 
+namespace {
+
+[[noreturn]] void raiseOutsidePlan(const char* op) {
+  TORCH_CHECK(
+      false,
+      "jitamp::",
+      op,
+      " ran in a TorchScript function that holds code rewritten by jitamp "
+      "but that jitamp has not configured: TorchScript's executor and its "
+      "built-in JIT autocast would run it, and its results would differ "
+      "from eager autocast's. Such a function is a copy made by "
+      "Module::clone() or torch::jit::freeze() in C++: call "
+      "jitamp::RewriteModule(copy) before its first call; or code scripted "
+      "while jitamp was disabled that calls code scripted with it: script "
+      "it with jitamp enabled, or call jitamp.rewrite() on it before its "
+      "first call.");
+}
+
+} // namespace
+
+std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> enterOutsidePlan(
+    const c10::IValue& /*autocast*/) {
+  raiseOutsidePlan("autocast_enter");
+}
+
+std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> enterArgsOutsidePlan(
+    const std::string& /*device_type*/,
+    at::ScalarType /*dtype*/,
+    bool /*enabled*/,
+    std::optional<bool> /*cache_enabled*/) {
+  raiseOutsidePlan("autocast_enter");
+}
+
+int64_t callerRegionOutsidePlan() {
+  raiseOutsidePlan("autocast_caller_region");
+}
+
 // eager: `torch.is_autocast_cache_enabled() if cache_enabled is None else
 // cache_enabled`, evaluated when the autocast object is built.
 bool autocastCacheEnabled(std::optional<bool> cache_enabled) {

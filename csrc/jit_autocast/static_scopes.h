@@ -115,7 +115,7 @@ inline EnterArgs enterArgs(const torch::jit::Node* enter) {
   for (const torch::jit::Use& use : object->uses()) {
     const auto kind = use.user->kind();
     if (kind != c10::prim::SetAttr && kind != c10::prim::GetAttr &&
-        kind != ops::kEnter) {
+        !isEnter(use.user)) {
       return {}; // it escapes: something else may change it
     }
   }

@@ -23,7 +23,7 @@ namespace {
 std::string where(const Node* node) {
   std::ostringstream out;
   auto range = node->sourceRange();
-  if (!range.file_line_col() && node->kind() == ops::kEnter &&
+  if (!range.file_line_col() && isEnter(node) &&
       node->inputs().size() == 1) {
     range = node->input(0)->node()->sourceRange(); // the autocast object
   }
@@ -99,7 +99,7 @@ class StaticScopeWalk {
 
   void walk(Block* block) {
     for (Node* node : block->nodes()) {
-      if (node->kind() == ops::kEnter) {
+      if (isEnter(node)) {
         const ScopeFacts facts = scopeFacts(node);
         if (!facts.device_type || !facts.state ||
             *facts.device_type != c10::DeviceType::CPU) {
@@ -132,7 +132,7 @@ class StaticScopeWalk {
         checkCast(node);
       } else if (
           node->kind() == ops::kCacheEnabled ||
-          node->kind() == ops::kCallerRegion || isFoldBarrier(node)) {
+          isCallerRegion(node) || isFoldBarrier(node)) {
         // removed with the scopes (a barrier left by FoldStaticCasts keeps
         // an op that the caller's state decides, off for this promise, or
         // one that cannot be computed ahead of time: the executor may fold
@@ -388,24 +388,29 @@ class StaticScopeWalk {
     return any;
   }
 
-  static void collect(Block* block, Symbol kind, std::vector<Node*>& out) {
+  template <typename Wanted>
+  static void collect(Block* block, Wanted wanted, std::vector<Node*>& out) {
     for (Node* node : block->nodes()) {
       for (Block* sub : node->blocks()) {
-        collect(sub, kind, out);
+        collect(sub, wanted, out);
       }
-      if (node->kind() == kind) {
+      if (wanted(node)) {
         out.push_back(node);
       }
     }
+  }
+
+  static void collect(Block* block, Symbol kind, std::vector<Node*>& out) {
+    collect(block, [kind](const Node* node) { return node->kind() == kind; }, out);
   }
 
   bool removeScopeOps(Block* block) {
     const bool barriers = removeAllFoldBarriers(block); // they read regions
     std::vector<Node*> exits, regions, cache_flags, enters;
     collect(block, ops::kExit, exits);
-    collect(block, ops::kCallerRegion, regions);
+    collect(block, isCallerRegion, regions);
     collect(block, ops::kCacheEnabled, cache_flags);
-    collect(block, ops::kEnter, enters);
+    collect(block, isEnter, enters);
     for (Node* node : exits) {
       node->destroy();
     }

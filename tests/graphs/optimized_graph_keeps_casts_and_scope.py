@@ -5,6 +5,8 @@
 # executor drops only the casts that the op's autocast kernel makes anyway,
 # and these all stay: each op reads an argument, which may be a weight
 # (tests/graphs/simple_executor_drops_kernel_casts.py has the ones it drops).
+# The plan opens the scope with autocast_enter_in_plan (the op as saved raises:
+# preoptimize.h, UseScopeOpsOfPlans).
 # RUN: jitamp dump %s:project --profiling-executor --optimized --example-inputs 4x4:float32,4x4:float32,4:float32 | filecheck %s
 # RUN: jitamp dump %s:project --profiling-executor --optimized --example-inputs 4x4:bfloat16,4x4:float32,4:float32 | filecheck %s --check-prefix MIXED
 # RUN: jitamp dump %s:project --optimized --example-inputs 4x4:float32,4x4:float32,4:float32 | filecheck %s --check-prefix SIMPLE
@@ -25,7 +27,7 @@ def project(x, w, b):
 # CHECK: prim::SetAttr[name="fast_dtype"]
 # CHECK-NOT: prim::CallMethod
 # CHECK: jitamp::autocast_cache_enabled(
-# CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
+# CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter_in_plan(
 # CHECK-DAG: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CHECK-DAG: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])
 # CHECK-DAG: [[B:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%b.1, [[DEV]], [[R]])
@@ -41,7 +43,7 @@ def project(x, w, b):
 
 # MIXED-LABEL: graph(%x.1 : Tensor,
 # MIXED: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
-# MIXED: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
+# MIXED: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter_in_plan(
 # MIXED-DAG: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # MIXED-DAG: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])
 # MIXED-DAG: [[B:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%b.1, [[DEV]], [[R]])
@@ -53,7 +55,7 @@ def project(x, w, b):
 # SIMPLE-LABEL: graph(%x.1 : Tensor,
 # SIMPLE-NOT: prim::CallMethod
 # SIMPLE: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
-# SIMPLE: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
+# SIMPLE: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter_in_plan(
 # SIMPLE-NEXT: [[B:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%b.1, [[DEV]], [[R]])
 # SIMPLE-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])
 # SIMPLE-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])

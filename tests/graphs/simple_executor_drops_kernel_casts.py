@@ -24,7 +24,7 @@ def attend(x, w):
     return s
 
 # CHECK-LABEL: graph(%x.1 : Tensor,
-# CHECK: , [[R:%[^ ]+]] : int = jitamp::autocast_enter(
+# CHECK: , [[R:%[^ ]+]] : int = jitamp::autocast_enter_in_plan(
 # CHECK-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, {{.*}}, [[R]])
 # CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, {{.*}}, [[R]])
 # CHECK-NEXT: [[Q:%[^ ]+]] : Tensor = aten::mm([[X]], [[W]])
