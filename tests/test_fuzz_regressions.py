@@ -707,6 +707,7 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("torchscript_fork_error_order_and_node_name.py", "known:fork-grad-order"),
     ("torchscript_dead_conv_in_a_forked_callee.py", "known:dead-code"),
     ("torchscript_profiling_out_grad_before_out_dtype.py", "known:profiling-out-grad"),
+    ("torchscript_softmax_formula_empty_scope.py", "known:profiling-plain-torchscript"),
 ])
 def test_torchscript_and_frozen_differences_recognized(name, kind):
     """A scope only in a helper nothing calls leaves plain TorchScript a
@@ -715,7 +716,8 @@ def test_torchscript_and_frozen_differences_recognized(name, kind):
     which eager's cast cache never serves; a fork's backward order where
     the direct calls differ by TorchScript's node names; a dead value of a
     callee in a program that forks, which is no backward error; autograd's
-    out= check of the profiling plan before the op's own (runner)."""
+    out= check of the profiling plan before the op's own; the softmax
+    formula again, in a program whose one scope encloses no op (runner)."""
     assert _run(name).kind == kind
 
 

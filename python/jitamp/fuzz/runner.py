@@ -686,14 +686,32 @@ def _plain_torchscript_differs(obj, module, source, directory, stem, kind, *, fr
 def _autocast_scopes_in(scripted: Any) -> bool:
     """Whether the program scripted without jitamp opens an autocast scope
     in what it runs (callees inlined; a scope only in a helper nothing calls
-    is not), or forks (a forked function's graph is not inlined)."""
+    is not, nor one that encloses no op: `with autocast: v1 = x0`, seed
+    2152, index 1402), or forks (a forked function's graph is not
+    inlined)."""
     graph = getattr(scripted, "forward", scripted).graph.copy()
     torch._C._jit_pass_inline(graph)
     for node in _all_graph_nodes(graph):
         if node.kind() in ("prim::fork", "prim::forkClosure"):
             return True
-        if node.kind() == "prim::Enter" and "autocast" in str(node.inputsAt(0).type()):
+        if (node.kind() == "prim::Enter" and "autocast" in str(node.inputsAt(0).type())
+                and not _encloses_no_op(node)):
             return True
+    return False
+
+
+def _encloses_no_op(enter: torch._C.Node) -> bool:
+    """Whether only constants stand between the scope's prim::Enter and
+    its prim::Exit (the same autocast object, the same block): an empty
+    scope changes nothing any op computes."""
+    scope = enter.inputsAt(0).debugName()
+    for node in enter.owningBlock().nodes():
+        if not node.isAfter(enter):
+            continue
+        if node.kind() == "prim::Exit" and node.inputsAt(0).debugName() == scope:
+            return True
+        if node.kind() != "prim::Constant":
+            return False
     return False
 
 
