@@ -114,6 +114,27 @@ def test_loaded_model_equals_eager(tmp_path, name, saver, loader, case):
         check_against_eager(model, [x], scripted=loaded, outer=CASES[case], grad=grad)
 
 
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("name", list(MODELS))
+def test_model_in_a_torch_package_equals_eager(tmp_path, monkeypatch, name, case):
+    """torch.package (PackageExporter.save_pickle of a scripted model, a
+    beta feature behind a gate) stores the model as torch.jit.save does, and
+    PackageImporter.load_pickle unpickles its objects, the loader's
+    included."""
+    from torch.package import PackageExporter, PackageImporter, package_exporter
+    monkeypatch.setattr(package_exporter, "_gate_torchscript_serialization", False)
+    torch.manual_seed(0)
+    model = MODELS[name]()
+    path = str(tmp_path / "model.zip")
+    with torchscript_deprecation_ignored(), PackageExporter(path) as exporter:
+        exporter.save_pickle("model", "model.pkl", script(copy.deepcopy(model)))
+    x = torch.randn(4, 8)
+    for grad in (False, True):
+        with torchscript_deprecation_ignored():
+            loaded = PackageImporter(path).load_pickle("model", "model.pkl")
+        check_against_eager(model, [x], scripted=loaded, outer=CASES[case], grad=grad)
+
+
 def addmm_in_scope(b, x, y):
     with torch.autocast("cpu", dtype=torch.bfloat16):
         z = torch.addmm(b, x, y)
