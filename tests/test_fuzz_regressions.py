@@ -708,6 +708,7 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("torchscript_dead_conv_in_a_forked_callee.py", "known:dead-code"),
     ("torchscript_profiling_out_grad_before_out_dtype.py", "known:profiling-out-grad"),
     ("torchscript_softmax_formula_empty_scope.py", "known:profiling-plain-torchscript"),
+    ("torchscript_frozen_dead_mm_in_a_forked_callee.py", "known:dead-code"),
 ])
 def test_torchscript_and_frozen_differences_recognized(name, kind):
     """A scope only in a helper nothing calls leaves plain TorchScript a
@@ -717,7 +718,9 @@ def test_torchscript_and_frozen_differences_recognized(name, kind):
     the direct calls differ by TorchScript's node names; a dead value of a
     callee in a program that forks, which is no backward error; autograd's
     out= check of the profiling plan before the op's own; the softmax
-    formula again, in a program whose one scope encloses no op (runner)."""
+    formula again, in a program whose one scope encloses no op; a frozen
+    model past a dead op of a callee with a dynamic scope, raising another
+    class of error further on (runner)."""
     assert _run(name).kind == kind
 
 
