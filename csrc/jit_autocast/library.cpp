@@ -126,9 +126,12 @@ TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
   m.impl("fusible_to_fp32", TORCH_FN(fusibleToFp32));
   m.impl("autocast_to_fp16_before_loop", TORCH_FN(toFp16BeforeLoop));
 
-  m.impl("autocast_caller_region", TORCH_FN(callerRegionOutsidePlan));
-  m.impl("autocast_enter", TORCH_FN(enterOutsidePlan));
-  m.impl("autocast_enter.args", TORCH_FN(enterArgsOutsidePlan));
+  for (const char* as_saved :
+       {"autocast_caller_region", "autocast_enter", "autocast_enter.args"}) {
+    m.impl(
+        as_saved,
+        torch::CppFunction::makeFromBoxedFunction<&raiseOutsidePlan>());
+  }
   m.impl("autocast_caller_region_in_plan", TORCH_FN(autocastCallerRegion));
   m.impl("autocast_enter_in_plan", TORCH_FN(autocastEnter));
   m.impl("autocast_enter_in_plan.args", TORCH_FN(autocastEnterArgs));

@@ -133,13 +133,12 @@ int64_t autocastCallerRegion() {
   return 0;
 }
 
-namespace {
-
-[[noreturn]] void raiseOutsidePlan(const char* op) {
+void raiseOutsidePlan(
+    const c10::OperatorHandle& op,
+    torch::jit::Stack* /*stack*/) {
   TORCH_CHECK(
       false,
-      "jitamp::",
-      op,
+      op.schema().name(),
       " ran in a TorchScript function that holds code rewritten by jitamp "
       "but that jitamp has not configured: TorchScript's executor and its "
       "built-in JIT autocast would run it, and its results would differ "
@@ -149,25 +148,6 @@ namespace {
       "while jitamp was disabled that calls code scripted with it: script "
       "it with jitamp enabled, or call jitamp.rewrite() on it before its "
       "first call.");
-}
-
-} // namespace
-
-std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> enterOutsidePlan(
-    const c10::IValue& /*autocast*/) {
-  raiseOutsidePlan("autocast_enter");
-}
-
-std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> enterArgsOutsidePlan(
-    const std::string& /*device_type*/,
-    at::ScalarType /*dtype*/,
-    bool /*enabled*/,
-    std::optional<bool> /*cache_enabled*/) {
-  raiseOutsidePlan("autocast_enter");
-}
-
-int64_t callerRegionOutsidePlan() {
-  raiseOutsidePlan("autocast_caller_region");
 }
 
 // eager: `torch.is_autocast_cache_enabled() if cache_enabled is None else

@@ -3,7 +3,9 @@
 
 #include "autocast_guard.h"
 
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/ivalue.h>
+#include <ATen/core/stack.h>
 
 #include <optional>
 #include <string>
@@ -20,18 +22,11 @@ std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> autocastEnterArgs(
     std::optional<bool> cache_enabled);
 void autocastExit(const c10::intrusive_ptr<AutocastGuard>& guard);
 int64_t autocastCallerRegion();
-// The kernels of the three ops above as saved (autocast_enter, .args,
+// The kernel of the three ops above as saved (autocast_enter, .args,
 // autocast_caller_region): they run only in a function jitamp has not
 // configured, whose executor is TorchScript's (not eager's semantics), and
-// raise, saying what configures it.
-std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> enterOutsidePlan(
-    const c10::IValue& autocast);
-std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> enterArgsOutsidePlan(
-    const std::string& device_type,
-    at::ScalarType dtype,
-    bool enabled,
-    std::optional<bool> cache_enabled);
-int64_t callerRegionOutsidePlan();
+// raise, saying what configures it (preoptimize.h, UseScopeOpsOfPlans).
+void raiseOutsidePlan(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 bool autocastCacheEnabled(std::optional<bool> cache_enabled);
 // Raises what prim::RaiseException(message, cls) raises, as an op: code
 // that follows it stays reachable for TorchScript's front end when a saved
