@@ -1,17 +1,22 @@
-"""Builds jitamp._C, the C++ passes and ops, against the installed torch.
+"""Builds jitamp's C++ against the installed torch: two libraries.
 
 Install torch first (any version jitamp supports, see pyproject.toml), then:
     pip install --no-build-isolation -e .
 
-The op library is every .cpp in csrc/jit_autocast/ (cpp/CMakeLists.txt
-builds the same set for C++ deployment); csrc/python/ adds the Python
-binding.
+- jitamp/libjitamp_ops.so, the op library: every .cpp in csrc/jit_autocast/
+  (the ops, their kernels and the passes), linked against LibTorch alone, no
+  Python. It is the library a C++ host links or preloads
+  (LD_PRELOAD=$(jitamp library)); cpp/CMakeLists.txt can build the same set
+  from source or take this one (-DJITAMP_OPS_LIBRARY=...).
+- jitamp/_C, the Python binding (csrc/python/), linked against the op
+  library, found next to it ($ORIGIN).
 """
 import glob
 import os
 
 import torch
-from setuptools import setup
+from setuptools import Extension, setup
+from torch.utils import cpp_extension
 from torch.utils.cpp_extension import BuildExtension, CppExtension
 
 SUPPORTED = ((2, 4), (2, 15))  # inclusive; also in pyproject.toml and the README
@@ -30,22 +35,51 @@ if not SUPPORTED[0] <= torch_version() <= SUPPORTED[1]:
 
 here = os.path.dirname(os.path.abspath(__file__))
 library = os.path.join("csrc", "jit_autocast")
-sources = sorted(glob.glob(os.path.join(library, "*.cpp"))) + [
-    os.path.join("csrc", "python", "bindings.cpp")
-]
+OPS = "jitamp.libjitamp_ops"
+# torch 2.14+ headers need C++20 (2.13's already use C++20 features and warn
+# under C++17); every supported torch builds with it. torch's BuildExtension
+# adds no -std, and g++ 12 defaults to C++17, so it is always given.
+CXX_FLAGS = ["-O2", "-std=c++20"]
+
+
+class Build(BuildExtension.with_options(use_ninja=True)):
+    """Names the op library as a C++ host expects (libjitamp_ops.so, not a
+    Python module's name), and links _C against it where it was just built."""
+
+    def get_ext_filename(self, fullname):
+        # Asked with the full name or with its last part, by setuptools'
+        # versions.
+        if fullname in (OPS, OPS.rpartition(".")[2]):
+            return os.path.join(*fullname.split(".")) + ".so"
+        return super().get_ext_filename(fullname)
+
+    def build_extension(self, ext):
+        if ext.name != OPS:
+            ext.library_dirs.append(os.path.dirname(self.get_ext_fullpath(OPS)))
+        super().build_extension(ext)
+
 
 setup(
     ext_modules=[
+        # Built first: _C links against it.
+        Extension(
+            OPS,
+            sorted(glob.glob(os.path.join(library, "*.cpp"))),
+            include_dirs=[os.path.join(here, library)] + cpp_extension.include_paths(),
+            library_dirs=cpp_extension.library_paths(),
+            # LibTorch alone (no torch_python): a C++ host has no Python.
+            libraries=["c10", "torch", "torch_cpu"],
+            extra_compile_args=CXX_FLAGS,
+            language="c++",
+        ),
         CppExtension(
             "jitamp._C",
-            sources,
+            [os.path.join("csrc", "python", "bindings.cpp")],
             include_dirs=[os.path.join(here, library)],
-            # torch 2.14+ headers need C++20 (2.13's already use C++20
-            # features and warn under C++17); every supported torch builds
-            # with it. torch's BuildExtension adds no -std, and g++ 12
-            # defaults to C++17, so it is always given.
-            extra_compile_args=["-O2", "-std=c++20"],
-        )
+            libraries=["jitamp_ops"],
+            extra_compile_args=CXX_FLAGS,
+            extra_link_args=["-Wl,-rpath,$ORIGIN"],
+        ),
     ],
-    cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
+    cmdclass={"build_ext": Build},
 )

@@ -1,13 +1,17 @@
 """Deployment from C++: a model scripted with jitamp and saved in Python (or
 saved without jitamp and given an autocast by `jitamp convert --autocast`) runs
 in a C++ program built against the installed LibTorch with jitamp's op
-library and no Python (cpp/: jitamp_ops, jitamp_run), with or without
-jitamp::RewriteModule, and in a host that links torch alone and gets the ops
-from LD_PRELOAD (torch_run, as tritonserver does), and gives eager's outputs
-and gradients bit for bit (the same kernels run in both processes).
+library and no Python (cpp/: jitamp_run linked to libjitamp_ops.so), with or
+without jitamp::RewriteModule, and in a host that links torch alone and gets
+the ops from LD_PRELOAD (torch_run, as tritonserver does), and gives eager's
+outputs and gradients bit for bit (the same kernels run in both processes).
 
-Builds cpp/ with CMake once per test module (about 30 s on two cores).
-Skipped only where CMake or a C++ compiler is missing.
+The op library is the one the install built (`jitamp.library_path()`, what a
+user links or preloads): cpp/ is built with CMake once per test module, with
+-DJITAMP_OPS_LIBRARY, which compiles only jitamp_run.cpp (twice, as jitamp_run
+and torch_run; about 40 s on two cores). Skipped only where CMake or a C++
+compiler is missing, or where CMake cannot find the CUDA toolkit a CUDA
+wheel's LibTorch config needs.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import jitamp
 import oracle
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -77,7 +82,8 @@ def cpp_build(tmp_path_factory):
     build = tmp_path_factory.mktemp("cpp_build")
     configure = [cmake, "-S", CPP_DIR, "-B", str(build),
                  f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}",
-                 f"-DCMAKE_CXX_COMPILER={cxx}", "-DCMAKE_BUILD_TYPE=Release"]
+                 f"-DCMAKE_CXX_COMPILER={cxx}", "-DCMAKE_BUILD_TYPE=Release",
+                 f"-DJITAMP_OPS_LIBRARY={jitamp.library_path()}"]
     if shutil.which("ninja"):
         configure += ["-G", "Ninja"]
     compile_ = [cmake, "--build", str(build), "--parallel", str(os.cpu_count() or 2)]
@@ -92,7 +98,7 @@ def cpp_build(tmp_path_factory):
         assert done.returncode == 0, (
             f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
     print(f"\nbuilt cpp/ in {time.monotonic() - start:.1f} s", file=sys.stderr)
-    for made in ("jitamp_run", "torch_run", "libjitamp_ops.so"):
+    for made in ("jitamp_run", "torch_run"):
         assert (build / made).is_file(), f"the build made no {build / made}"
     return build
 
@@ -108,12 +114,12 @@ def jitamp_run(cpp_build) -> str:
 # app): plain torch::jit::load, PyTorch's JIT autocast left on; the model's
 # loader object configures it.
 # "preload": torch_run, a host that links torch alone (tritonserver): the ops
-# come from LD_PRELOAD=libjitamp_ops.so, and nothing else changes.
+# come from LD_PRELOAD=$(jitamp library), and nothing else changes.
 def _loader(cpp_build, loader: str) -> tuple[str, list[str], dict[str, str] | None]:
     if loader == "preload":
         if not sys.platform.startswith("linux"):
             pytest.skip("LD_PRELOAD is how a Linux host loads a library it does not link")
-        env = dict(os.environ, LD_PRELOAD=str(cpp_build / "libjitamp_ops.so"))
+        env = dict(os.environ, LD_PRELOAD=jitamp.library_path())
         return str(cpp_build / "torch_run"), [], env
     return str(cpp_build / "jitamp_run"), (["--stock"] if loader == "stock" else []), None
 

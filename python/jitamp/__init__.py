@@ -11,11 +11,14 @@ does both for a saved model. `jitamp.add_autocast(module, "cpu", torch.bfloat16)
 gives a module whose source has no autocast mixed precision, as if its
 forward were inside `with torch.autocast(...)`. `jitamp.freeze(module)` (or
 torch.jit.freeze of a rewritten module) casts frozen weights once where the
-scope's autocast state is static.
+scope's autocast state is static. `jitamp.library_path()` is the op library
+a C++ host links or preloads (README, "C++ deployment").
 """
 from ._library import _C  # noqa: F401  (registers the jitamp ops)
+from ._library import library_path
 from .api import add_autocast, disable, enable, freeze, is_enabled, load, rewrite
 from .passes import rewrite_graph
 
-__all__ = ["enable", "disable", "is_enabled", "load", "rewrite", "add_autocast", "freeze", "rewrite_graph"]
+__all__ = ["enable", "disable", "is_enabled", "load", "rewrite", "add_autocast", "freeze", "rewrite_graph",
+           "library_path"]
 __version__ = "0.1.0"

@@ -1,4 +1,6 @@
 """Loads jitamp's compiled library, which registers the jitamp:: ops."""
+import os
+
 import torch  # noqa: F401  (libtorch must be loaded before our library)
 
 try:
@@ -9,6 +11,15 @@ except ImportError as error:  # pragma: no cover - depends on the install
         f"({error}). Build it against the installed torch "
         f"({torch.__version__}): pip install --no-build-isolation -e ."
     ) from error
+
+
+def library_path() -> str:
+    """The path of libjitamp_ops.so, jitamp's op library without Python
+    (the ops, their kernels and the passes; _C, the Python binding, links
+    it): what a C++ host links or preloads to run models jitamp rewrote,
+    e.g. LD_PRELOAD=$(jitamp library) tritonserver ... It was built against
+    the installed torch, and must be loaded by the same LibTorch."""
+    return os.path.join(os.path.dirname(os.path.abspath(_C.__file__)), "libjitamp_ops.so")
 
 
 def _tell_the_pass_what_eager_enter_returns() -> bool:

@@ -160,6 +160,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     example.add_argument("--no-graph", action="store_true", help="do not print the graph")
     _add_common_flags(example)
+
+    library = sub.add_parser(
+        "library",
+        help="print the path of libjitamp_ops.so, the op library for C++ hosts",
+        description="Print the path of libjitamp_ops.so: jitamp's ops, kernels and passes "
+        "without Python, built against the installed torch. A C++ host links it, or "
+        "preloads it (LD_PRELOAD=$(jitamp library) tritonserver ...); cpp/ builds "
+        "jitamp_run against it with -DJITAMP_OPS_LIBRARY=$(jitamp library).",
+    )
+    _add_common_flags(library)
     return parser
 
 
@@ -610,6 +620,10 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.write(convert(args))
         elif args.command == "table":
             sys.stdout.write(table(args))
+        elif args.command == "library":
+            from ._library import library_path
+
+            print(library_path())
         elif args.command == "example":
             from .example import run
 
