@@ -238,3 +238,22 @@ def test_bundled_example_matches_eager():
     status, out, err = run("example", "--no-graph")
     assert status == 0, err
     assert "OK: scripted matches eager autocast" in out
+
+
+def test_library_prints_the_op_library_which_registers_the_ops_without_python_binding():
+    """`jitamp library` prints the installed libjitamp_ops.so; loaded alone
+    into a process that never imports jitamp, it registers the ops (the C++
+    deploy tests preload it into a host without Python)."""
+    import jitamp
+
+    status, out, err = run("library")
+    assert status == 0, err
+    path = out.strip()
+    assert path == jitamp.library_path() and os.path.basename(path) == "libjitamp_ops.so"
+    assert os.path.isfile(path), path
+    probe = ("import sys, torch\n"
+             "torch.ops.load_library(sys.argv[1])\n"
+             "assert 'jitamp' not in sys.modules\n"
+             "print(torch.ops.jitamp.autocast_caller_region_in_plan())\n")
+    done = subprocess.run([sys.executable, "-c", probe, path], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "0", done.stderr

@@ -169,7 +169,7 @@ void collectCallees(Block* block, std::vector<Function*>& callees) {
 // ops that raise outside jitamp's plans (UseScopeOpsOfPlans, preoptimize.h).
 bool holdsScopeOpAsSaved(Block* block) {
   for (Node* node : block->nodes()) {
-    if (node->kind() == ops::kEnter || node->kind() == ops::kCallerRegion) {
+    if (isScopeOpAsSaved(node)) {
       return true;
     }
     for (Block* sub : node->blocks()) {

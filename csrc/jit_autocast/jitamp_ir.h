@@ -88,6 +88,21 @@ inline bool isCallerRegion(const torch::jit::Node* node) {
       node->kind() == ops::kCallerRegionInPlan;
 }
 
+// The scope ops as saved, each with what it becomes in jitamp's plans
+// (UseScopeOpsOfPlans, preoptimize.h): as saved they raise when they run
+// (library.cpp registers the raising kernel for the same schemas).
+inline const std::unordered_map<c10::Symbol, c10::Symbol>& scopeOpsInPlans() {
+  static const std::unordered_map<c10::Symbol, c10::Symbol> in_plans = {
+      {ops::kEnter, ops::kEnterInPlan},
+      {ops::kCallerRegion, ops::kCallerRegionInPlan}};
+  return in_plans;
+}
+
+// Whether `node` is a scope op as saved, which raises outside jitamp's plans.
+inline bool isScopeOpAsSaved(const torch::jit::Node* node) {
+  return scopeOpsInPlans().count(node->kind()) != 0;
+}
+
 inline bool isSmartCast(const torch::jit::Node* node) {
   const auto kind = node->kind();
   return kind == ops::kToFp16 || kind == ops::kToFp32 || kind == ops::kPromote;

@@ -653,17 +653,18 @@ std::shared_ptr<Graph> SimpleExecutorPlan(const std::shared_ptr<Graph>& plan) {
 }
 
 void UseScopeOpsOfPlans(Graph& plan) {
-  static const std::unordered_map<Symbol, Symbol> kInPlan = {
-      {ops::kEnter, ops::kEnterInPlan},
-      {ops::kCallerRegion, ops::kCallerRegionInPlan}};
-  renameScopeOps(plan.block(), kInPlan);
+  renameScopeOps(plan.block(), scopeOpsInPlans());
 }
 
 bool UseScopeOpsAsSaved(Graph& graph) {
-  static const std::unordered_map<Symbol, Symbol> kAsSaved = {
-      {ops::kEnterInPlan, ops::kEnter},
-      {ops::kCallerRegionInPlan, ops::kCallerRegion}};
-  return renameScopeOps(graph.block(), kAsSaved);
+  static const std::unordered_map<Symbol, Symbol> as_saved = [] {
+    std::unordered_map<Symbol, Symbol> inverse;
+    for (const auto& [saved, in_plan] : scopeOpsInPlans()) {
+      inverse.emplace(in_plan, saved);
+    }
+    return inverse;
+  }();
+  return renameScopeOps(graph.block(), as_saved);
 }
 
 std::shared_ptr<Graph> PreoptimizedCopy(const std::shared_ptr<Graph>& graph) {
