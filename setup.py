@@ -1,4 +1,4 @@
-"""Builds jitamp's C++ against the installed torch: two libraries.
+"""Builds jitamp's C++ against the installed torch: two libraries on Linux.
 
 Install torch first (any version jitamp supports, see pyproject.toml), then:
     pip install --no-build-isolation -e .
@@ -10,9 +10,12 @@ Install torch first (any version jitamp supports, see pyproject.toml), then:
   from source or take this one (-DJITAMP_OPS_LIBRARY=...).
 - jitamp/_C, the Python binding (csrc/python/), linked against the op
   library, found next to it ($ORIGIN).
+
+Elsewhere _C holds both (see below).
 """
 import glob
 import os
+import sys
 
 import torch
 from setuptools import Extension, setup
@@ -54,17 +57,20 @@ class Build(BuildExtension.with_options(use_ninja=True)):
         return super().get_ext_filename(fullname)
 
     def build_extension(self, ext):
-        if ext.name != OPS:
+        if ext.name != OPS and any(e.name == OPS for e in self.extensions):
             ext.library_dirs.append(os.path.dirname(self.get_ext_fullpath(OPS)))
         super().build_extension(ext)
 
 
-setup(
-    ext_modules=[
+OPS_SOURCES = sorted(glob.glob(os.path.join(library, "*.cpp")))
+BINDING_SOURCES = [os.path.join("csrc", "python", "bindings.cpp")]
+
+if sys.platform.startswith("linux"):
+    extensions = [
         # Built first: _C links against it.
         Extension(
             OPS,
-            sorted(glob.glob(os.path.join(library, "*.cpp"))),
+            OPS_SOURCES,
             include_dirs=[os.path.join(here, library)] + cpp_extension.include_paths(),
             library_dirs=cpp_extension.library_paths(),
             # LibTorch alone (no torch_python): a C++ host has no Python.
@@ -74,12 +80,25 @@ setup(
         ),
         CppExtension(
             "jitamp._C",
-            [os.path.join("csrc", "python", "bindings.cpp")],
+            BINDING_SOURCES,
             include_dirs=[os.path.join(here, library)],
             libraries=["jitamp_ops"],
             extra_compile_args=CXX_FLAGS,
             extra_link_args=["-Wl,-rpath,$ORIGIN"],
         ),
-    ],
-    cmdclass={"build_ext": Build},
-)
+    ]
+else:
+    # Elsewhere (untested: the tests run on Linux) setuptools links Python
+    # extensions as bundles no other library can link against, and $ORIGIN
+    # is Linux's: one extension holds everything, as torch extensions do,
+    # and there is no separate op library (jitamp.library_path() says so).
+    extensions = [
+        CppExtension(
+            "jitamp._C",
+            OPS_SOURCES + BINDING_SOURCES,
+            include_dirs=[os.path.join(here, library)],
+            extra_compile_args=CXX_FLAGS,
+        ),
+    ]
+
+setup(ext_modules=extensions, cmdclass={"build_ext": Build})

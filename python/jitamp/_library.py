@@ -19,7 +19,12 @@ def library_path() -> str:
     it): what a C++ host links or preloads to run models jitamp rewrote,
     e.g. LD_PRELOAD=$(jitamp library) tritonserver ... It was built against
     the installed torch, and must be loaded by the same LibTorch."""
-    return os.path.join(os.path.dirname(os.path.abspath(_C.__file__)), "libjitamp_ops.so")
+    path = os.path.join(os.path.dirname(os.path.abspath(_C.__file__)), "libjitamp_ops.so")
+    if not os.path.isfile(path):
+        raise RuntimeError(
+            f"this install of jitamp has no separate op library ({path}): only Linux builds "
+            "build one (setup.py); build jitamp_ops from source with cpp/CMakeLists.txt")
+    return path
 
 
 def _tell_the_pass_what_eager_enter_returns() -> bool:
