@@ -3,8 +3,10 @@ saved without jitamp and given an autocast by `jitamp convert --autocast`) runs
 in a C++ program built against the installed LibTorch with jitamp's op
 library and no Python (cpp/: jitamp_run linked to libjitamp_ops.so), with or
 without jitamp::RewriteModule, and in a host that links torch alone and gets
-the ops from LD_PRELOAD (torch_run, as tritonserver does), and gives eager's
-outputs and gradients bit for bit (the same kernels run in both processes).
+the ops from LD_PRELOAD (torch_run, as tritonserver does), and in a Python
+process that never imports jitamp and loads the op library itself
+(python_host.py), and gives eager's outputs and gradients bit for bit (the
+same kernels run in both processes).
 
 The op library is the one the install built (`jitamp.library_path()`, what a
 user links or preloads): cpp/ is built with CMake once per test module, with
@@ -33,6 +35,7 @@ import oracle
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CPP_DIR = os.path.join(REPO, "cpp")
+PYTHON_HOST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_host.py")
 ROWS, COLS = 5, 16
 CALLS = 3
 
@@ -155,13 +158,19 @@ def jitamp_run(cpp_build) -> str:
 # loader object configures it.
 # "preload": torch_run, a host that links torch alone (tritonserver): the ops
 # come from LD_PRELOAD=$(jitamp library), and nothing else changes.
-def _loader(cpp_build, loader: str) -> tuple[str, list[str], dict[str, str] | None]:
+# "python_library": a Python server that never imports jitamp and loads the
+# op library itself (torch.ops.load_library), then plain torch.jit.load:
+# tests/python_host.py, jitamp_run's twin in Python.
+def _loader(cpp_build, loader: str) -> tuple[list[str], list[str], dict[str, str] | None]:
+    """(the command that runs the host, its loader flags, its environment)."""
     if loader == "preload":
         if not sys.platform.startswith("linux"):
             pytest.skip("LD_PRELOAD is how a Linux host loads a library it does not link")
         env = dict(os.environ, LD_PRELOAD=jitamp.library_path())
-        return str(cpp_build / "torch_run"), [], env
-    return str(cpp_build / "jitamp_run"), (["--stock"] if loader == "stock" else []), None
+        return [str(cpp_build / "torch_run")], [], env
+    if loader == "python_library":
+        return [sys.executable, PYTHON_HOST], ["--library", jitamp.library_path()], None
+    return [str(cpp_build / "jitamp_run")], (["--stock"] if loader == "stock" else []), None
 
 
 class PlainDeployModel(nn.Module):
@@ -240,7 +249,7 @@ def _read(path, shape) -> torch.Tensor:
     return torch.frombuffer(bytearray(path.read_bytes()), dtype=torch.float32).reshape(shape)
 
 
-def _run_cpp(exe: str, model_path: str, x: torch.Tensor, tmp_path, flags,
+def _run_cpp(host: list[str], model_path: str, x: torch.Tensor, tmp_path, flags,
              expect_error: str | None = None, env: dict[str, str] | None = None) -> tuple:
     """Runs jitamp_run; returns (its output as float32, the output's dtype,
     the input's gradient or None). With expect_error, checks that it failed
@@ -248,7 +257,7 @@ def _run_cpp(exe: str, model_path: str, x: torch.Tensor, tmp_path, flags,
     assert x.dtype == torch.float32 and x.dim() == 2 and sys.byteorder == "little"
     inp, out, grad = tmp_path / "input.bin", tmp_path / "output.bin", tmp_path / "grad.bin"
     inp.write_bytes(_raw(x))
-    command = [exe, *flags, "--calls", str(CALLS), model_path, str(inp),
+    command = [*host, *flags, "--calls", str(CALLS), model_path, str(inp),
                str(x.shape[0]), str(x.shape[1]), str(out)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     if expect_error is not None:
@@ -278,7 +287,7 @@ def _same_bits(got: torch.Tensor, want: torch.Tensor, what: str) -> None:
         f"{what}: C++ and eager differ (max abs diff {(got - want).abs().max()})")
 
 
-@pytest.mark.parametrize("loader", ["rewrite", "stock", "preload"])
+@pytest.mark.parametrize("loader", ["rewrite", "stock", "preload", "python_library"])
 @pytest.mark.parametrize("mode", ["no_grad", "inference_mode", "grad", "backward"])
 @pytest.mark.parametrize("case", list(OUTER))
 def test_cpp_matches_eager(cpp_build, saved_model, tmp_path, loader, mode, case):
@@ -306,10 +315,10 @@ def test_cpp_copy_without_rewrite_raises(cpp_build, saved_model, tmp_path, copy,
     C++ freeze would run as TorchScript's defaults say (they did, up to
     0.23 off eager's outputs): their first call raises instead, naming the
     fix (preoptimize.h, UseScopeOpsOfPlans)."""
-    exe, loader_flags, env = _loader(cpp_build, loader)
+    host, loader_flags, env = _loader(cpp_build, loader)
     x = torch.randn(ROWS, COLS, generator=torch.Generator().manual_seed(1))
     flags = OUTER[case][1] + loader_flags + ["--copy", copy, "--no-grad"]
-    _run_cpp(exe, saved_model[1], x, tmp_path, flags, env=env,
+    _run_cpp(host, saved_model[1], x, tmp_path, flags, env=env,
              expect_error="jitamp has not configured: TorchScript's executor")
 
 
@@ -318,7 +327,7 @@ def _check_cpp(cpp_build, saved_model, tmp_path, loader: str, mode: str, case: s
     model, model_path = saved_model
     x = torch.randn(ROWS, COLS, generator=torch.Generator().manual_seed(1))
     outer, flags = OUTER[case]
-    exe, loader_flags, env = _loader(cpp_build, loader)
+    host, loader_flags, env = _loader(cpp_build, loader)
     flags = list(flags) + loader_flags + list(extra_flags)
     flags += {"no_grad": ["--no-grad"], "inference_mode": ["--inference-mode"], "grad": [],
               "backward": ["--grad", str(tmp_path / "grad.bin")]}[mode]
@@ -335,10 +344,10 @@ def _check_cpp(cpp_build, saved_model, tmp_path, loader: str, mode: str, case: s
         if mode == "backward":
             expected.float().sum().backward()
     except RuntimeError as error:
-        _run_cpp(exe, model_path, x, tmp_path, flags, expect_error=str(error).splitlines()[0], env=env)
+        _run_cpp(host, model_path, x, tmp_path, flags, expect_error=str(error).splitlines()[0], env=env)
         return
 
-    values, dtype, grad = _run_cpp(exe, model_path, x, tmp_path, flags, env=env)
+    values, dtype, grad = _run_cpp(host, model_path, x, tmp_path, flags, env=env)
     assert dtype == expected.dtype, f"C++ returned {dtype}, eager {expected.dtype}"
     _same_bits(values, expected, "output")
     if mode == "backward":
