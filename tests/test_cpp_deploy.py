@@ -102,44 +102,48 @@ def _build_without_cmake(build, cxx: str) -> None:
         assert process.returncode == 0, f"{' '.join(command)} failed ({process.returncode}):\n{out}"
 
 
+def _build_with_cmake(build, cxx: str) -> str | None:
+    """Builds cpp/ with CMake against the installed op library
+    (-DJITAMP_OPS_LIBRARY). Returns None, or why CMake cannot be used here
+    (then nothing is built)."""
+    cmake = shutil.which("cmake")
+    if cmake is None:
+        return "cmake is not installed"
+    configure = [cmake, "-S", CPP_DIR, "-B", str(build),
+                 f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}",
+                 f"-DCMAKE_CXX_COMPILER={cxx}", "-DCMAKE_BUILD_TYPE=Release",
+                 f"-DJITAMP_OPS_LIBRARY={jitamp.library_path()}"]
+    if shutil.which("ninja"):
+        configure += ["-G", "Ninja"]
+    compile_ = [cmake, "--build", str(build), "--parallel", str(os.cpu_count() or 2)]
+    for command in (configure, compile_):
+        done = subprocess.run(command, capture_output=True, text=True)
+        if command is configure and done.returncode != 0 and torch.version.cuda and (
+                "cannot find the CUDA" in done.stderr + done.stdout):
+            return (f"torch {torch.__version__} is a CUDA build, and CMake cannot find the CUDA "
+                    "toolkit its LibTorch config needs")
+        assert done.returncode == 0, (
+            f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    return None
+
+
 @pytest.fixture(scope="module")
 def cpp_build(tmp_path_factory):
-    """Builds cpp/ against the installed op library (jitamp.library_path())
-    with CMake; returns the build folder. Where CMake cannot configure
-    LibTorch (a CUDA wheel without the CUDA toolkit), compiles the same
-    programs with the compiler alone (_build_without_cmake)."""
+    """Builds cpp/ against the installed op library (jitamp.library_path());
+    returns the build folder. With CMake, or, where CMake cannot configure
+    LibTorch (a CUDA wheel without the CUDA toolkit), with the compiler
+    alone (_build_without_cmake)."""
     cxx = _compiler()
     if cxx is None:
         pytest.skip("no C++ compiler ($CXX, c++, g++ or clang++): "
                     "cannot build the C++ deployment program")
-    build = tmp_path_factory.mktemp("cpp_build")
     start = time.monotonic()
-    cmake = shutil.which("cmake")
-    how = "without CMake (cmake is not installed)"
-    if cmake is not None:
-        configure = [cmake, "-S", CPP_DIR, "-B", str(build),
-                     f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}",
-                     f"-DCMAKE_CXX_COMPILER={cxx}", "-DCMAKE_BUILD_TYPE=Release",
-                     f"-DJITAMP_OPS_LIBRARY={jitamp.library_path()}"]
-        if shutil.which("ninja"):
-            configure += ["-G", "Ninja"]
-        done = subprocess.run(configure, capture_output=True, text=True)
-        if done.returncode != 0 and torch.version.cuda and (
-                "cannot find the CUDA" in done.stderr + done.stdout):
-            how = (f"without CMake (torch {torch.__version__} is a CUDA build, and CMake cannot "
-                   "find the CUDA toolkit its LibTorch config needs)")
-            shutil.rmtree(build)
-            build.mkdir()
-        else:
-            assert done.returncode == 0, (
-                f"{' '.join(configure)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-            compile_ = [cmake, "--build", str(build), "--parallel", str(os.cpu_count() or 2)]
-            done = subprocess.run(compile_, capture_output=True, text=True)
-            assert done.returncode == 0, (
-                f"{' '.join(compile_)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-            how = "with CMake"
-    if not how.startswith("with CMake"):
+    build = tmp_path_factory.mktemp("cpp_build")
+    why_not = _build_with_cmake(build, cxx)
+    if why_not is not None:
+        build = tmp_path_factory.mktemp("cpp_build_without_cmake")
         _build_without_cmake(build, cxx)
+    how = "with CMake" if why_not is None else f"without CMake ({why_not})"
     print(f"\nbuilt cpp/ {how} in {time.monotonic() - start:.1f} s", file=sys.stderr)
     for made in ("jitamp_run", "torch_run"):
         assert (build / made).is_file(), f"the build made no {build / made}"
