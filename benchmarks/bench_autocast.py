@@ -27,7 +27,7 @@ kernel (no mmap for large blocks, no trimming), as a caching allocator
 than a few hundred KB may live in pages freshly mapped and zeroed at every
 call, and which variant's tensors do depends on the process's allocation
 history: whole-call differences of 10-20% between variants running the same
-kernels (docs/design.md, "Facts measured").
+kernels (docs/lab-notes.md, glibc's malloc).
 
 Then the rewrite cost of jitamp's pass against the built-in pass on graphs
 of growing size.

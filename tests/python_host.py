@@ -8,7 +8,7 @@ that never imported jitamp).
         [--no-grad | --inference-mode] [--grad FILE] [--calls N]
         MODEL.pt INPUT.bin ROWS COLS OUTPUT.bin
 
-Same inputs, outputs and checks as cpp/jitamp_run.cpp: INPUT.bin is a
+Same inputs, outputs and checks as tests/cpp/jitamp_run.cpp: INPUT.bin is a
 ROWS x COLS float32 tensor (raw little-endian bytes); forward runs N times
 (default 3) and must return the same dtype, shape and bits each time; the
 last output, as float32, goes to OUTPUT.bin; stdout says `dtype <c10 name>`

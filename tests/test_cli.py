@@ -227,6 +227,21 @@ def test_help_has_an_example(command):
         assert "import jitamp" in result.stdout
 
 
+def test_fuzz_is_the_fuzzers_command_line():
+    """`jitamp fuzz ARGS` runs `python -m jitamp.fuzz ARGS` (docs/fuzzing.md)."""
+    for argv, usage, listed in ((["--help"], "usage: jitamp [-h]", "    fuzz "),
+                                (["--verbose", "fuzz", "--help"], "usage: jitamp fuzz", "--save-share")):
+        out = io.StringIO()
+        with redirect_stdout(out), pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert exited.value.code == 0
+        assert out.getvalue().startswith(usage) and listed in out.getvalue(), out.getvalue()
+    result = subprocess.run([sys.executable, "-m", "jitamp", "fuzz", "--seed", "1", "--index", "0"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1] == "seed 1 index 0: ok"
+
+
 def test_optimized_module_method():
     status, out, err = run("dump", f"{PROGRAMS}:ScopedLinear", "--optimized", "--example-inputs", "2x4:float32")
     assert status == 0, err

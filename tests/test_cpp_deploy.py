@@ -1,7 +1,8 @@
 """Deployment from C++: a model scripted with jitamp and saved in Python (or
 saved without jitamp and given an autocast by `jitamp convert --autocast`) runs
 in a C++ program built against the installed LibTorch with jitamp's op
-library and no Python (cpp/: jitamp_run linked to libjitamp_ops.so), with or
+library and no Python (tests/cpp/jitamp_run.cpp, built as jitamp_run by
+cpp/CMakeLists.txt with -DJITAMP_BUILD_TESTS=ON, linked to libjitamp_ops.so), with or
 without jitamp::RewriteModule, and in a host that links torch alone and gets
 the ops from LD_PRELOAD (torch_run, as tritonserver does), and in a Python
 process that never imports jitamp and loads the op library itself
@@ -10,11 +11,12 @@ same kernels run in both processes).
 
 The op library is the one the install built (`jitamp.library_path()`, what a
 user links or preloads): cpp/ is built with CMake once per test module, with
--DJITAMP_OPS_LIBRARY, which compiles only jitamp_run.cpp (twice, as jitamp_run
-and torch_run; about 30 s on two cores). Where CMake is missing or cannot
-configure LibTorch (a CUDA wheel without the CUDA toolkit), the fixture
-compiles the two programs with the compiler alone. Skipped only where no
-C++ compiler is found.
+-DJITAMP_OPS_LIBRARY and -DJITAMP_BUILD_TESTS=ON, which compiles only the
+programs: tests/cpp/jitamp_run.cpp twice (as jitamp_run and torch_run) and the
+users' example, cpp/example.cpp (jitamp_example; under a minute on two cores).
+Where CMake is missing or cannot configure LibTorch (a CUDA wheel without the
+CUDA toolkit), the fixture compiles the three programs with the compiler
+alone. Skipped only where no C++ compiler is found.
 """
 from __future__ import annotations
 
@@ -34,7 +36,8 @@ import jitamp
 import oracle
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CPP_DIR = os.path.join(REPO, "cpp")
+CPP_DIR = os.path.join(REPO, "cpp")  # the CMake build and the users' example
+HARNESS = os.path.join(REPO, "tests", "cpp", "jitamp_run.cpp")
 PYTHON_HOST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_host.py")
 ROWS, COLS = 5, 16
 CALLS = 3
@@ -74,26 +77,27 @@ def _compiler() -> str | None:
 
 
 def _build_without_cmake(build, cxx: str) -> None:
-    """Compiles cpp/jitamp_run.cpp as jitamp_run and torch_run with the
-    compiler alone, with the flags torch gives extensions: where LibTorch's
+    """Compiles tests/cpp/jitamp_run.cpp as jitamp_run and torch_run, and
+    cpp/example.cpp as jitamp_example, with the compiler alone, with the flags torch gives extensions: where LibTorch's
     CMake config cannot be used (a CUDA wheel's needs the CUDA toolkit,
     which its pip packages do not carry), the C++ loaders are still tested."""
     from torch.utils import cpp_extension
 
     abi = int(torch._C._GLIBCXX_USE_CXX11_ABI)
-    common = [cxx, "-std=c++20", "-O2", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
-              os.path.join(CPP_DIR, "jitamp_run.cpp")]
+    common = [cxx, "-std=c++20", "-O2", f"-D_GLIBCXX_USE_CXX11_ABI={abi}"]
     common += [f"-I{d}" for d in cpp_extension.include_paths()]
     common += ["-I" + os.path.join(REPO, "csrc", "jit_autocast")]
     libs = [f"-L{d}" for d in cpp_extension.library_paths()]
     libs += ["-lc10", "-ltorch", "-ltorch_cpu"]
     libs += [f"-Wl,-rpath,{d}" for d in cpp_extension.library_paths()]
     ops = jitamp.library_path()
+    # LINKER --no-as-needed before the library, as cpp/CMakeLists.txt.
+    with_ops = ["-Wl,--no-as-needed", ops, f"-Wl,-rpath,{os.path.dirname(ops)}"]
+    example = os.path.join(CPP_DIR, "example.cpp")
     commands = [
-        # LINKER --no-as-needed before the library, as cpp/CMakeLists.txt.
-        common + ["-o", str(build / "jitamp_run"), "-Wl,--no-as-needed", ops,
-                  f"-Wl,-rpath,{os.path.dirname(ops)}"] + libs,
-        common + ["-DJITAMP_RUN_PLAIN_HOST", "-o", str(build / "torch_run")] + libs,
+        common + [HARNESS, "-o", str(build / "jitamp_run")] + with_ops + libs,
+        common + [HARNESS, "-DJITAMP_RUN_PLAIN_HOST", "-o", str(build / "torch_run")] + libs,
+        common + [example, "-o", str(build / "jitamp_example")] + with_ops + libs,
     ]
     running = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                for c in commands]
@@ -104,7 +108,8 @@ def _build_without_cmake(build, cxx: str) -> None:
 
 def _build_with_cmake(build, cxx: str) -> str | None:
     """Builds cpp/ with CMake against the installed op library
-    (-DJITAMP_OPS_LIBRARY). Returns None, or why CMake cannot be used here
+    (-DJITAMP_OPS_LIBRARY), the test harness included (-DJITAMP_BUILD_TESTS=ON).
+    Returns None, or why CMake cannot be used here
     (then nothing is built)."""
     cmake = shutil.which("cmake")
     if cmake is None:
@@ -112,7 +117,7 @@ def _build_with_cmake(build, cxx: str) -> str | None:
     configure = [cmake, "-S", CPP_DIR, "-B", str(build),
                  f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}",
                  f"-DCMAKE_CXX_COMPILER={cxx}", "-DCMAKE_BUILD_TYPE=Release",
-                 f"-DJITAMP_OPS_LIBRARY={jitamp.library_path()}"]
+                 f"-DJITAMP_OPS_LIBRARY={jitamp.library_path()}", "-DJITAMP_BUILD_TESTS=ON"]
     if shutil.which("ninja"):
         configure += ["-G", "Ninja"]
     compile_ = [cmake, "--build", str(build), "--parallel", str(os.cpu_count() or 2)]
@@ -145,7 +150,7 @@ def cpp_build(tmp_path_factory):
         _build_without_cmake(build, cxx)
     how = "with CMake" if why_not is None else f"without CMake ({why_not})"
     print(f"\nbuilt cpp/ {how} in {time.monotonic() - start:.1f} s", file=sys.stderr)
-    for made in ("jitamp_run", "torch_run"):
+    for made in ("jitamp_run", "torch_run", "jitamp_example"):
         assert (build / made).is_file(), f"the build made no {build / made}"
     return build
 
@@ -318,7 +323,7 @@ def test_cpp_copy_without_rewrite_raises(cpp_build, saved_model, tmp_path, copy,
     """Without jitamp::RewriteModule, the new functions of a clone or a
     C++ freeze would run as TorchScript's defaults say (they did, up to
     0.23 off eager's outputs): their first call raises instead, naming the
-    fix (preoptimize.h, UseScopeOpsOfPlans)."""
+    fix (passes/use_scope_ops_of_plans.h)."""
     host, loader_flags, env = _loader(cpp_build, loader)
     x = torch.randn(ROWS, COLS, generator=torch.Generator().manual_seed(1))
     flags = OUTER[case][1] + loader_flags + ["--copy", copy, "--no-grad"]
@@ -367,6 +372,21 @@ def test_python_load_matches_eager(saved_model, case, grad):
     loaded = torch.jit.load(model_path)
     assert "ops.jitamp.autocast_enter" in loaded.code, loaded.code
     oracle.check_against_eager(model, [x], scripted=loaded, outer=OUTER[case][0], grad=grad)
+
+
+def test_cpp_example_runs_a_saved_model(cpp_build, saved_model):
+    """cpp/example.cpp, the users' example: torch::jit::load, then
+    jitamp::RewriteModule (a no-op on a loaded model), then forward on a
+    random input; it prints the dtype and shape eager's output has."""
+    model, model_path = saved_model
+    done = subprocess.run([str(cpp_build / "jitamp_example"), model_path, str(ROWS), str(COLS)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, (done.returncode, done.stdout, done.stderr)
+    fields = dict(line.split(" ", 1) for line in done.stdout.strip().splitlines())
+    with torch.inference_mode():
+        expected = model(torch.randn(ROWS, COLS))
+    assert DTYPES[fields["dtype"]] == expected.dtype, done.stdout
+    assert fields["shape"].replace(" ", "") == str(list(expected.shape)).replace(" ", ""), done.stdout
 
 
 def test_cpp_reports_bad_arguments(jitamp_run, tmp_path):

@@ -1,8 +1,8 @@
 """Frozen inference: casts of frozen weights under a static autocast state
-are done once, when the module is frozen (csrc/jit_autocast/fold_static_casts.h),
+are done once, when the module is frozen (csrc/jit_autocast/passes/fold_static_casts.h),
 and the frozen model still computes what eager autocast computes on the
-original module, for callers in any autocast state (docs/design.md, "Frozen
-inference")."""
+original module, for callers in any autocast state (docs/frozen.md, "The casts
+of frozen weights")."""
 import contextlib
 import importlib.util
 import os
@@ -126,7 +126,7 @@ class SummedMMs(nn.Module):
     inputs, rounding once where eager rounds each product and sum, and eight
     of one input become one mm of the others concatenated; in a bfloat16
     scope and outside it. (No two products are equal: freezing's CSE would
-    merge them, which changes gradients; docs/design.md, "What the frozen
+    merge them, which changes gradients; docs/frozen.md, "What the frozen
     model promises".)"""
 
     def __init__(self):
@@ -453,7 +453,7 @@ class EqualWeightsLaidOutApart(nn.Module):
 
 
 # (standalone models promise eager's results to callers whose autocast is
-# off only: docs/design.md)
+# off only: docs/frozen.md, "Standalone")
 @pytest.mark.parametrize("how,outer", [
     (how, outer) for how in ("freeze", "standalone") for outer in OUTERS
     if how == "freeze" or outer in ("no_outer", "outer_disabled")])
@@ -633,7 +633,7 @@ def test_mkldnn_tensors_are_cast_as_eager_casts_them(x_mkldnn, w_mkldnn, frozen,
 
 
 # (standalone models promise eager's results to callers whose autocast is
-# off only: docs/design.md)
+# off only: docs/frozen.md, "Standalone")
 @pytest.mark.parametrize("outer,variant", [
     (outer, variant) for outer in OUTERS for variant in ("scripted", "profiling", "frozen", "standalone")
     if variant != "standalone" or outer in ("no_outer", "outer_disabled")])
@@ -659,7 +659,7 @@ def test_inference_mode_caller_matches_eager(cls, outer, variant):
 
 
 def test_standalone_is_not_exact_under_a_callers_autocast():
-    # The promise is for callers whose autocast is off (docs/design.md): no
+    # The promise is for callers whose autocast is off (docs/frozen.md, "Standalone"): no
     # stock op can set the state, so a caller's float16 autocast reaches the
     # ops of the scope, where eager's scope makes them bfloat16.
     model, frozen = standalone(MLP)

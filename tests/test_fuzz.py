@@ -277,3 +277,28 @@ def test_gradient_tolerance_of_the_largest_magnitude():
                     atol_of_max=2**-5)
     with pytest.raises(AssertionError):  # without it, the cancelled sum fails
         assert_same(eager, torch.tensor([26857.125, -32.4131]), exact=False, rtol=0.1, atol=0.25)
+
+
+FUZZING_DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "fuzzing.md")
+
+
+def test_the_docs_name_every_option_and_known_outcome():
+    """docs/fuzzing.md lists every option of `jitamp fuzz --help` and every
+    "known:" outcome the runner reports."""
+    import argparse
+    import re
+
+    from jitamp.fuzz import runner
+    from jitamp.fuzz.cli import parser
+
+    with open(FUZZING_DOCS) as f:
+        docs = f.read()
+    options = [action.option_strings[-1] for action in parser()._actions
+               if action.option_strings and action.help not in (argparse.SUPPRESS, None)
+               and not isinstance(action, argparse._HelpAction)]
+    assert "--save-share" in options
+    assert [option for option in options if f"| `{option}" not in docs] == []
+    with open(runner.__file__) as f:
+        kinds = set(re.findall(r'"(known:[a-z-]+)"', f.read()))
+    assert "known:dead-code" in kinds
+    assert sorted(kind for kind in kinds if f"`{kind}`" not in docs) == []

@@ -1,5 +1,7 @@
 """Bugs the differential fuzzer (jitamp.fuzz) found, one test each: the
-shrunk reproducer in fuzz_findings/ must compare equal to eager ("ok").
+shrunk reproducer in tests/regressions/ (README.md there) must compare
+equal to eager ("ok"), or, for TorchScript's own behaviour, be recognized
+as the "known:" kind it is.
 
 1. A forked task's subgraph ran under TorchScript's default executor, whose
    optimizations change results (DecomposeOps splits a bfloat16 addmm into
@@ -110,7 +112,7 @@ import jitamp
 import oracle
 from jitamp.fuzz.runner import run_source
 
-FINDINGS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fuzz_findings")
+REPRODUCERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "regressions")
 
 pytestmark = pytest.mark.filterwarnings("ignore:`torch\\.jit\\.\\w+` is deprecated")
 
@@ -126,23 +128,36 @@ def _run_showing(name: str):
 
 
 def _run(name: str):
-    with open(os.path.join(FINDINGS, name)) as f:
+    with open(os.path.join(REPRODUCERS, name)) as f:
         source = f.read()
     with tempfile.TemporaryDirectory() as d:
         return run_source(source, d)
 
 
+def test_every_reproducer_is_named_by_the_scheme_and_run_here():
+    """tests/regressions/README.md: jitamp_<what>.py must compare "ok",
+    torchscript_<what>.py is TorchScript's own behaviour ("known:"); each is
+    named in this file, and none is collected by pytest itself."""
+    with open(__file__) as f:
+        this = f.read()
+    names = sorted(n for n in os.listdir(REPRODUCERS) if n.endswith(".py"))
+    assert names
+    for name in names:
+        assert name.startswith(("jitamp_", "torchscript_")), name
+        assert f'"{name}"' in this, f"{name} is run by no test"
+
+
 @pytest.mark.parametrize("name", [
-    "finding1_fork_addmm_value.py",
-    "finding2_cast_order_grad.py",
-    "finding2_cast_order_grad_module.py",
-    "finding3_decorator_cache_flag.py",
-    "finding11_frozen_folds_reflect_pad.py",
-    "finding12_fold_after_early_exit.py",
-    "finding19_profiling_float32_row_meets_a_half_input.py",
-    "finding20_stale_cache_under_no_grad.py",
-    "finding21_pooled_constants_at_load.py",
-    "finding22_uncached_record_outlives_eager_cache.py",
+    "jitamp_fork_plan_splits_addmm.py",
+    "jitamp_cast_order_grad.py",
+    "jitamp_cast_order_grad_module.py",
+    "jitamp_decorator_cache_flag.py",
+    "jitamp_frozen_folds_reflect_pad.py",
+    "jitamp_fold_after_early_exit.py",
+    "jitamp_profiling_float32_row_meets_a_half_input.py",
+    "jitamp_stale_cache_under_no_grad.py",
+    "jitamp_pooled_constants_at_load.py",
+    "jitamp_uncached_record_outlives_eager_cache.py",
 ])
 def test_finding_fixed(name):
     result = _run(name)
@@ -154,7 +169,7 @@ def test_finding21_frozen_model_saved_and_loaded():
     model after torch.jit.save / torch.jit.load (jitamp's loader), which
     was as far off eager as the standalone stock load
     ("frozen-saved-mismatch:value" before KeepConstantsApartInModule)."""
-    with open(os.path.join(FINDINGS, "finding21_pooled_constants_at_load.py")) as f:
+    with open(os.path.join(REPRODUCERS, "jitamp_pooled_constants_at_load.py")) as f:
         source = f.read()
     with tempfile.TemporaryDirectory() as d:
         result = run_source(source, d, save=True)
@@ -164,7 +179,7 @@ def test_finding21_frozen_model_saved_and_loaded():
 def test_finding13_freezing_does_not_crash():
     """In a process of its own: before the fix, freezing this program
     crashed (a use after free) where that process started afresh."""
-    path = os.path.join(FINDINGS, "finding13_refold_after_constant_propagation.py")
+    path = os.path.join(REPRODUCERS, "jitamp_refold_after_constant_propagation.py")
     done = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     assert "fuzz comparison: ok" in done.stdout, done.stdout[-2000:]
@@ -173,7 +188,7 @@ def test_finding13_freezing_does_not_crash():
 def test_dead_code_error_recognized():
     """finding14: the frozen model does not raise eager's error from dead
     code (TorchScript's, below): reported as "known:dead-code"."""
-    result = _run("finding14_frozen_drops_dead_code_that_raises.py")
+    result = _run("torchscript_frozen_drops_dead_code_that_raises.py")
     assert result.kind == "known:dead-code", (result.kind, result.message)
     assert "expected scalar type Half but found Float" in result.message
 
@@ -218,7 +233,7 @@ def test_dead_library_op_error_recognized():
     """finding15: the op that raises is in a library function, and what kept
     it alive in the scripted helper is a check freezing folds: its line has
     no node left in the frozen model, with or without jitamp."""
-    result = _run("finding15_frozen_drops_a_dead_library_op_that_raises.py")
+    result = _run("torchscript_frozen_drops_a_dead_library_op_that_raises.py")
     assert result.kind == "known:dead-code", (result.kind, result.message)
     assert "mixed dtype (CPU)" in result.message
 
@@ -226,7 +241,7 @@ def test_dead_library_op_error_recognized():
 def test_dead_code_error_then_another_recognized():
     """finding17: eager raises in dead code; the frozen model, which dropped
     it, raises another error further on."""
-    result = _run("finding17_frozen_drops_dead_code_then_raises_later.py")
+    result = _run("torchscript_frozen_drops_dead_code_then_raises_later.py")
     assert result.kind == "known:dead-code", (result.kind, result.message)
     assert "messages differ" in result.message
 
@@ -245,7 +260,7 @@ def test_frozen_error_class_recognized():
     """finding16: TorchScript's own differences are recognized on the frozen
     model too (a TypeError re-raised as RuntimeError). Where eager raises
     RuntimeError itself (torch 2.4), nothing differs."""
-    result = _run("finding16_frozen_error_class.py")
+    result = _run("torchscript_frozen_error_class.py")
     expected = "known:torchscript-error-class" if _cat_out_dtype_error_class() is TypeError else "ok"
     assert result.kind == expected, (result.kind, result.message)
 
@@ -329,10 +344,10 @@ def test_live_lines(tmp_path):
 
 
 def test_fork_gradient_order_is_torchscripts():
-    """finding1_fork_grad.py: jitamp's gradients differ from eager's, and are
+    """torchscript_fork_gradient_order.py: jitamp's gradients differ from eager's, and are
     plain TorchScript's, bit for bit (no autocast in the program)."""
-    assert _run("finding1_fork_grad.py").kind == "known:fork-grad-order"
-    spec = importlib.util.spec_from_file_location("finding1_fork_grad", os.path.join(FINDINGS, "finding1_fork_grad.py"))
+    assert _run("torchscript_fork_gradient_order.py").kind == "known:fork-grad-order"
+    spec = importlib.util.spec_from_file_location("finding1_fork_grad", os.path.join(REPRODUCERS, "torchscript_fork_gradient_order.py"))
     program = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(program)
 
@@ -354,7 +369,7 @@ def _load(name: str):
     """A finding's program as a fresh module (TorchScript keeps what it
     compiled, and how it ran, with the function object)."""
     _load.count = getattr(_load, "count", 0) + 1
-    spec = importlib.util.spec_from_file_location(f"{name[:-3]}_{_load.count}", os.path.join(FINDINGS, name))
+    spec = importlib.util.spec_from_file_location(f"{name[:-3]}_{_load.count}", os.path.join(REPRODUCERS, name))
     program = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(program)
     return program
@@ -381,7 +396,7 @@ def test_finding2_casts_saved_in_another_compilers_order_run_in_this_torchs(tmp_
     inserts in the order given). Loading puts the casts in this torch's
     order, and backward sums the gradient of v2, which
     margin_ranking_loss reads twice, as this torch's eager does."""
-    name = "finding2_cast_order_grad.py"
+    name = "jitamp_cast_order_grad.py"
     path = str(tmp_path / "finding2.pt")
     jitamp._C.override_cast_order_for_testing(saved_last_first)
     try:
@@ -437,13 +452,13 @@ def test_casts_apart_from_their_op_are_left_where_they_are():
 
 
 def test_fork_backward_error_order_is_torchscripts():
-    """finding8_fork_backward_error_order.py: backward meets two failing
+    """torchscript_fork_backward_error_order.py: backward meets two failing
     nodes. Eager fails at the NotImplemented node of `softmax(..., out=v7)`
     (numbered UINT64_MAX: it runs as soon as it is ready, once the forked
     function's nodes have run); jitamp, as plain TorchScript, at gelu's
     check of v7's version, which runs first because the task's nodes,
     numbered on its thread, come after it."""
-    assert _run("finding8_fork_backward_error_order.py").kind == "known:fork-grad-order"
+    assert _run("torchscript_fork_backward_error_order.py").kind == "known:fork-grad-order"
 
     def backward_error(model) -> str:
         args = [a.requires_grad_() for a in program.make_args(1)]
@@ -452,7 +467,7 @@ def test_fork_backward_error_order_is_torchscripts():
             sum(t.sum() for t in [x0, *sink] if t.requires_grad).backward()
         return str(raised.value)
 
-    program = _load("finding8_fork_backward_error_order.py")
+    program = _load("torchscript_fork_backward_error_order.py")
     assert backward_error(program.build()) == "derivative for aten::softmax is not implemented"
     plain = oracle.script_without_jitamp(program.build())
     with_jitamp = oracle.script(program.build())
@@ -470,12 +485,12 @@ def _x0_grad(fn, program, optimize: bool = True) -> torch.Tensor:
 
 
 def test_peephole_transpose_gradient_fixed():
-    """finding9_peephole_transpose_grad.py (float64, no autocast): plain
+    """jitamp_peephole_transpose_grad.py (float64, no autocast): plain
     TorchScript's gradient differs from eager's in its last bits (its
     preoptimization folds `v3.t().t()`, two calls of h1, to v3, and
     backward, without two TBackward nodes, sums another way); jitamp's,
     on the plan it makes itself, is eager's."""
-    name = "finding9_peephole_transpose_grad.py"
+    name = "jitamp_peephole_transpose_grad.py"
     assert _run(name).kind == "ok"
     program = _load(name)
     eager = _x0_grad(program.prog, program)
@@ -489,9 +504,9 @@ def test_peephole_transpose_gradient_fixed():
 
 
 def test_fork_error_class_is_torchscripts():
-    """finding4_fork_error_class.py: NotImplementedError in eager, a
+    """torchscript_fork_error_class.py: NotImplementedError in eager, a
     RuntimeError with its message through TorchScript's fork."""
-    assert _run_showing("finding4_fork_error_class.py").kind == "known:fork-error-class"
+    assert _run_showing("torchscript_fork_error_class.py").kind == "known:fork-error-class"
 
     def forked(a: torch.Tensor) -> torch.Tensor:
         return torch.cdist(a, a)
@@ -558,7 +573,7 @@ def test_finding5_as_none_after_save_load():
     the function unreachable when a saved model was compiled again, and
     TorchScript then deleted an out= op before it (its result fed only the
     unreachable return) whose error eager raises first."""
-    result = _run("finding5_as_none_saved_torch24.py")
+    result = _run("jitamp_as_none_after_save_torch24.py")
     assert result.kind == "ok", result.message
 
 
@@ -599,7 +614,7 @@ def test_raise_of_a_none_as_name_keeps_what_precedes_it_after_save_load(tmp_path
         assert oracle.unwrap_torchscript_error(str(raised.value))[1] == str(eager.value)
 
 
-@pytest.mark.parametrize("name", ["finding6_nested_loop_unoptimized_plan.py", "finding6_loop_with_rebinding.py"])
+@pytest.mark.parametrize("name", ["jitamp_nested_loop_emitted_inline.py", "jitamp_loop_emitted_inline_with_rebinding.py"])
 def test_finding6_nested_loops(name):
     """Fuzz finding 6: TorchScript's interpreter emits a loop with one
     carried value, read once, inline where it is read, and so moves a value
@@ -614,7 +629,7 @@ def test_finding6_is_the_unoptimized_plans():
     """The same program fails in plain TorchScript on the unoptimized plan
     (another message: the lost value reaches aten::trace itself)."""
     spec = importlib.util.spec_from_file_location(
-        "finding6", os.path.join(FINDINGS, "finding6_nested_loop_unoptimized_plan.py"))
+        "finding6", os.path.join(REPRODUCERS, "jitamp_nested_loop_emitted_inline.py"))
     program = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(program)
     plain = oracle.script_without_jitamp(program.prog)
@@ -628,7 +643,7 @@ def test_finding6_is_the_unoptimized_plans():
         pytest.skip(f"the unoptimized plan keeps the value on torch {torch.__version__}")
 
 
-FINDING10 = "finding10_peephole_view_folded_into_cached_cast.py"
+FINDING10 = "jitamp_peephole_view_folded_into_cached_cast.py"
 
 
 def test_finding10_view_folded_into_cached_cast():
@@ -640,7 +655,7 @@ def test_finding10_is_the_preoptimized_graphs():
     """What TorchScript's preoptimization would do to the rewritten graph
     (what jitamp's own leaves out): its inline + peephole passes replace
     the second aten::t by x0 (v3 = v2.t() with v2 = x0.t())."""
-    spec = importlib.util.spec_from_file_location("finding10", os.path.join(FINDINGS, FINDING10))
+    spec = importlib.util.spec_from_file_location("finding10", os.path.join(REPRODUCERS, FINDING10))
     program = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(program)
     scripted = oracle.script(program.prog)
@@ -660,7 +675,7 @@ def test_saved_view_no_longer_in_a_subgraph():
     the adds that read them now read every tensor through a boundary
     (AutodiffBoundaries, fuzz seed 2159, index 7729): cat's formula no
     longer saves the view, and the plan raises eager's error."""
-    result = _run("finding18_profiling_saved_view_both_raise.py")
+    result = _run("jitamp_profiling_formula_saves_a_view.py")
     assert result.kind == "ok", (result.kind, result.message)
 
 
@@ -703,7 +718,7 @@ def test_dead_out_write_kept_in_a_loop_recognized():
 @pytest.mark.parametrize("name, kind", [
     ("torchscript_softmax_formula_uncalled_scope.py", "known:profiling-plain-torchscript"),
     ("torchscript_dead_fft_kept_in_a_loop.py", "known:dead-code"),
-    ("frozen_cast_cache_of_another_dtype.py", "known:frozen-cast-cache"),
+    ("torchscript_frozen_cast_cache_of_another_dtype.py", "known:frozen-cast-cache"),
     ("torchscript_fork_error_order_and_node_name.py", "known:fork-grad-order"),
     ("torchscript_dead_conv_in_a_forked_callee.py", "known:dead-code"),
     ("torchscript_profiling_out_grad_before_out_dtype.py", "known:profiling-out-grad"),

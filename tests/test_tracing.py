@@ -124,7 +124,7 @@ class Net(torch.nn.Module):
             z = torch.softmax(self.head(y), dim=-1)
         # Not self.head: under an outer float16 region eager's cast cache
         # would hand back its bfloat16 weight (the stale-cache quirk,
-        # docs/design.md).
+        # docs/runtime-model.md, "The cast cache").
         return z + self.skip(y.float())
 
 

@@ -18,6 +18,9 @@ from ._library import _C  # noqa: F401  (registers the jitamp ops)
 from ._library import library_path
 from .api import add_autocast, disable, enable, freeze, is_enabled, load, rewrite
 from .passes import rewrite_graph
+from . import _patches
+
+_patches.install_at_import()  # what `import jitamp` changes in torch: see _patches
 
 __all__ = ["enable", "disable", "is_enabled", "load", "rewrite", "add_autocast", "freeze", "rewrite_graph",
            "library_path"]

@@ -5,7 +5,8 @@ Eager runs a decorated function as if its body were inside
 `with torch.autocast(...):`. TorchScript refuses the decorated function
 ("@autocast() decorator is not supported in script mode") when it is
 scripted or called from scripted code, and compiles a decorated method
-(`forward`) without its autocast. While jitamp is enabled:
+(`forward`) without its autocast. While jitamp is enabled (jitamp/_patches.py
+installs the replacements written here):
 
 - TorchScript's parser (`torch.jit.frontend.parse_def`) gets the function's
   AST with each autocast decorator turned into a `with` around the body
@@ -30,7 +31,6 @@ import textwrap
 from typing import Any, Callable
 
 import torch
-import torch.jit.frontend as _frontend
 from torch.amp.autocast_mode import autocast as _autocast
 
 from . import _early_exits
@@ -185,48 +185,41 @@ def _is_autocast_decorated(obj: Any) -> bool:
     )
 
 
-class Installed:
-    """The patches, while jitamp is enabled; uninstall() puts torch's back."""
+def parsing_scopes(parse_def: Callable[..., Any]) -> Callable[..., Any]:
+    """torch.jit.frontend.parse_def while jitamp is enabled (jitamp/_patches.py):
+    the function's AST with autocast decorators as `with` blocks and
+    autocast blocks left early as scope ops (_prepared)."""
 
-    def __init__(self) -> None:
-        self.parse_def = _frontend.parse_def
-        self.script = torch.jit.script
-        parse_def, script = self.parse_def, self.script
+    def parse_def_with_scopes(fn: Any) -> Any:
+        parsed = parse_def(fn)
+        fn_def = parsed.ast.body[0]
+        if isinstance(fn_def, ast.FunctionDef):
+            _prepared(fn, fn_def)
+        return parsed
 
-        def parse_def_with_scopes(fn: Any) -> Any:
-            parsed = parse_def(fn)
-            fn_def = parsed.ast.body[0]
-            if isinstance(fn_def, ast.FunctionDef):
-                _prepared(fn, fn_def)
-            return parsed
+    return parse_def_with_scopes
 
-        def script_decorated(obj: Any, *args: Any, **kwargs: Any) -> Any:
-            if _is_autocast_decorated(obj):
-                # The decorated function's source carries the decorators; its
-                # names resolve in its own globals and closure, not the
-                # wrapper's (torch.amp's).
-                kwargs.pop("_rcb", None)
-                obj = inspect.unwrap(obj)
-            try:
-                return script(obj, *args, **kwargs)
-            except RuntimeError as error:
-                if _early_exits.EARLY_EXIT_ASSERT in str(error):
-                    raise early_exit_error(obj) from error
-                raise
 
-        script_decorated.__doc__ = script.__doc__
-        script_decorated.__wrapped__ = script  # type: ignore[attr-defined]
-        self.patched: list[tuple[Any, str, Callable[..., Any]]] = [
-            (_frontend, "parse_def", parse_def_with_scopes),
-            (torch.jit, "script", script_decorated),
-        ]
-        for owner, name, patch in self.patched:
-            setattr(owner, name, patch)
-        self.uninstall_scope_ops = _early_exits.install_scope_ops()
+def scripting_decorated(script: Callable[..., Any]) -> Callable[..., Any]:
+    """torch.jit.script while jitamp is enabled (jitamp/_patches.py): an
+    autocast-decorated function scripts as the function it decorates, and
+    TorchScript's internal assert on an early exit it could not compile
+    becomes an error that names it (early_exit_error)."""
 
-    def uninstall(self) -> None:
-        self.uninstall_scope_ops()
-        originals = {"parse_def": self.parse_def, "script": self.script}
-        for owner, name, patch in self.patched:
-            if getattr(owner, name) is patch:
-                setattr(owner, name, originals[name])
+    def script_decorated(obj: Any, *args: Any, **kwargs: Any) -> Any:
+        if _is_autocast_decorated(obj):
+            # The decorated function's source carries the decorators; its
+            # names resolve in its own globals and closure, not the
+            # wrapper's (torch.amp's).
+            kwargs.pop("_rcb", None)
+            obj = inspect.unwrap(obj)
+        try:
+            return script(obj, *args, **kwargs)
+        except RuntimeError as error:
+            if _early_exits.EARLY_EXIT_ASSERT in str(error):
+                raise early_exit_error(obj) from error
+            raise
+
+    script_decorated.__doc__ = script.__doc__
+    script_decorated.__wrapped__ = script  # type: ignore[attr-defined]
+    return script_decorated

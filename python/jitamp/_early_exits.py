@@ -4,7 +4,7 @@ Eager runs them; TorchScript's front end fails with an internal assert
 (EARLY_EXIT_ASSERT) on a `with` block that such an exit leaves, or that
 follows one in the code its exit transform moves (measured on 2.13:
 `if flag: return x` before any `with` block fails). While jitamp is
-enabled, TorchScript's parser (see _decorators.Installed) gets each
+enabled, TorchScript's parser (see _decorators.parsing_scopes) gets each
 function that has an early exit with its autocast blocks spelled as
 jitamp's scope ops, which the pass would have lowered them to anyway:
 
@@ -24,8 +24,8 @@ innermost first; a `break` / `continue` exits the scopes opened inside its
 loop. An exception that leaves the block closes the scope through the
 guard's destructor, as eager's `__exit__` would. `_jitamp_autocast_enter`
 and `_jitamp_autocast_exit` are `torch.ops.jitamp.autocast_enter` / `exit`,
-bound in `builtins` while jitamp is enabled (every TorchScript resolution
-callback looks there last).
+bound in `builtins` while jitamp is enabled (jitamp/_patches.py; every
+TorchScript resolution callback looks there last).
 
 A block is lowered when each of its items is a call that resolves (in the
 function's globals and closure) to an autocast class, or a local name that
@@ -255,18 +255,3 @@ def lower_early_exits(fn_def: ast.FunctionDef, is_autocast_call: Callable[[ast.e
         ast.fix_missing_locations(fn_def)
     return lowering.changed
 
-
-def install_scope_ops() -> Callable[[], None]:
-    """Binds the SCOPE_OPS names in builtins; returns what unbinds them."""
-    import builtins
-
-    ops = {name: getattr(torch.ops.jitamp, op) for op, name in SCOPE_OPS.items()}
-    for name, op in ops.items():
-        setattr(builtins, name, op)
-
-    def uninstall() -> None:
-        for name, op in ops.items():
-            if getattr(builtins, name, None) is op:
-                delattr(builtins, name)
-
-    return uninstall

@@ -17,14 +17,21 @@ wrapped; other functions save as torch saves them).
 
 Loading needs jitamp's ops: `import jitamp` in Python, or a C++ program
 linked with the jitamp_ops library.
+
+rewrite_module / rewrite_function are jitamp's rewrite with that object;
+the wrappers of torch's functions here (freeze, optimize_for_inference,
+ScriptFunction.save, create_script_module_impl) are installed by
+jitamp/_patches.py.
 """
 from __future__ import annotations
 
 import functools
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import torch
+
+from ._library import _C
 
 ATTRIBUTE = "_jitamp_loader"
 
@@ -105,63 +112,66 @@ def record_function(function: torch._C.ScriptFunction, simple_executor: bool) ->
     _function_executors[function.qualified_name] = simple_executor
 
 
-def _save_functions_with_a_loader() -> None:
-    """torch.jit.save of a scripted function saves a module whose forward is
+def rewrite_module(module: torch._C.ScriptModule, simple_executor: bool) -> list[str]:
+    """jitamp's rewrite of every method of `module` (the C++ object) and
+    what they call, then its loader object. Returns the qualified names of
+    the functions whose graphs changed."""
+    changed = _C.rewrite_module(module, simple_executor=simple_executor)
+    attach(module, simple_executor)
+    return list(changed)
+
+
+def rewrite_function(function: torch._C.ScriptFunction, simple_executor: bool) -> list[str]:
+    """jitamp's rewrite of a scripted function and what it calls; saved, it
+    gets a loader object. Returns what rewrite_module does."""
+    changed = _C.rewrite_function(function, simple_executor=simple_executor)
+    record_function(function, simple_executor)
+    return list(changed)
+
+
+def _as_module(function: torch._C.ScriptFunction) -> torch._C.ScriptModule | None:
+    """The module torch.jit.save saves for `function`, with the loader
+    attribute, where jitamp rewrote the function; else None."""
+    simple = _function_executors.get(function.qualified_name)
+    if simple is None:
+        return None
+    module = _C.function_as_module(function)
+    attach(module, simple)
+    return module
+
+
+def saving_with_a_loader(method: Callable[..., Any]) -> Callable[..., Any]:
+    """torch._C.ScriptFunction.save / save_to_buffer, for jitamp/_patches.py.
+
+    torch.jit.save of a scripted function saves a module whose forward is
     the function (torch's `ScriptFunction.save`), which no loader would
     configure: torch.jit.load ran a rewritten function on the profiling
     executor, whose DecomposeOps split a bfloat16 addmm into mm + add
     (rounding twice) from the first call. For a function jitamp rewrote,
     the module saved is the same one with the loader attribute."""
-    cls = torch._C.ScriptFunction
-    if getattr(cls.save, "_jitamp_loader", False):
-        return
-    from ._library import _C
 
-    def as_module(function: torch._C.ScriptFunction) -> torch._C.ScriptModule | None:
-        simple = _function_executors.get(function.qualified_name)
-        if simple is None:
-            return None
-        module = _C.function_as_module(function)
-        attach(module, simple)
-        return module
+    @functools.wraps(method)
+    def with_loader(self: Any, *args: Any, **kwargs: Any) -> Any:
+        module = _as_module(self)
+        if module is None:
+            return method(self, *args, **kwargs)
+        return getattr(module, method.__name__)(*args, **kwargs)
 
-    def with_loader(method: Any) -> Any:
-        @functools.wraps(method)
-        def wrapped(self: Any, *args: Any, **kwargs: Any) -> Any:
-            module = as_module(self)
-            if module is None:
-                return method(self, *args, **kwargs)
-            return getattr(module, method.__name__)(*args, **kwargs)
-
-        wrapped._jitamp_loader = True  # type: ignore[attr-defined]
-        return wrapped
-
-    cls.save = with_loader(cls.save)
-    cls.save_to_buffer = with_loader(cls.save_to_buffer)
+    return with_loader
 
 
-class Fills:
-    """torch.jit.script fills the loader slots of each module object it
-    makes (fill), while jitamp is enabled; uninstall() puts torch's back."""
+def filling_loader_slots(create: Callable[..., Any]) -> Callable[..., Any]:
+    """torch.jit._recursive.create_script_module_impl while jitamp is
+    enabled (jitamp/_patches.py): torch.jit.script fills the loader slots of
+    each module object it makes (fill)."""
 
-    def __init__(self) -> None:
-        from torch.jit import _recursive
+    @functools.wraps(create)
+    def create_and_fill(nn_module: Any, concrete_type: Any, stubs_fn: Any) -> Any:
+        scripted = create(nn_module, concrete_type, stubs_fn)
+        fill(scripted._c)  # submodules: by the recursion, through here
+        return scripted
 
-        create = _recursive.create_script_module_impl
-
-        @functools.wraps(create)
-        def create_and_fill(nn_module: Any, concrete_type: Any, stubs_fn: Any) -> Any:
-            scripted = create(nn_module, concrete_type, stubs_fn)
-            fill(scripted._c)  # submodules: by the recursion, through here
-            return scripted
-
-        self.original = create
-        _recursive.create_script_module_impl = create_and_fill
-
-    def uninstall(self) -> None:
-        from torch.jit import _recursive
-
-        _recursive.create_script_module_impl = self.original
+    return create_and_fill
 
 
 def _simple_executor_of(module: torch._C.ScriptModule) -> bool | None:
@@ -181,41 +191,41 @@ _freezing = threading.local()  # .deferred: optimize_for_inference folds at its 
 def _fold_static_casts(frozen: Any) -> None:
     """Casts of frozen weights under a static autocast state, done once
     (csrc/jit_autocast/fold_static_casts.h), in every method of `frozen`."""
-    from ._library import _C
-
     _C.fold_static_casts_in_module(frozen._c)
 
 
-def _keep_frozen_modules_rewritten() -> None:
-    """torch.jit.freeze clones a module into new functions, which run as
+def freezing_rewritten(freeze: Callable[..., Any]) -> Callable[..., Any]:
+    """torch.jit.freeze, for jitamp/_patches.py.
+
+    torch.jit.freeze clones a module into new functions, which run as
     TorchScript's defaults say: PyTorch's built-in JIT autocast would then
     run on a frozen jitamp model at its first call under an eager autocast
     (float16 where eager gives float32 behind a scripted enabled=False
     scope). Freezing a module jitamp rewrote rewrites the frozen copy too, as
     jitamp.rewrite() does, then does each cast of a frozen weight whose
-    autocast state the graph fixes once (fold_static_casts).
-    optimize_for_inference freezes through the same function; it folds after
-    its own passes, which thus see the graph they saw before (weights behind
-    their casts: no MKLDNN repacking or linear concatenation of cast
-    weights, whose numerics are not eager's)."""
-    from torch.jit import _freeze
-
-    freeze = _freeze.freeze
-    if getattr(freeze, "_jitamp_rewrites", False):
-        return
-    optimize = _freeze.optimize_for_inference
+    autocast state the graph fixes once (fold_static_casts), unless
+    optimize_for_inference, which freezes through this function, defers it
+    (optimizing_then_folding)."""
 
     @functools.wraps(freeze)
     def freeze_and_rewrite(mod, *args, **kwargs):
         frozen = freeze(mod, *args, **kwargs)
         simple = _simple_executor_of(mod._c) if hasattr(mod, "_c") else None
         if simple is not None:
-            from .api import rewrite
-
-            rewrite(frozen, profiling_executor=not simple)
+            rewrite_module(frozen._c, simple)
             if not getattr(_freezing, "deferred", False):
                 _fold_static_casts(frozen)
         return frozen
+
+    return freeze_and_rewrite
+
+
+def optimizing_then_folding(optimize: Callable[..., Any]) -> Callable[..., Any]:
+    """torch.jit.optimize_for_inference, for jitamp/_patches.py: it freezes
+    through torch.jit.freeze (freezing_rewritten) and folds after its own
+    passes, which thus see the graph they saw before (weights behind their
+    casts: no MKLDNN repacking or linear concatenation of cast weights,
+    whose numerics are not eager's)."""
 
     @functools.wraps(optimize)
     def optimize_and_fold(mod, *args, **kwargs):
@@ -230,14 +240,4 @@ def _keep_frozen_modules_rewritten() -> None:
             _fold_static_casts(optimized)
         return optimized
 
-    freeze_and_rewrite._jitamp_rewrites = True  # type: ignore[attr-defined]
-    _freeze.freeze = freeze_and_rewrite
-    _freeze.optimize_for_inference = optimize_and_fold
-    if torch.jit.freeze is freeze:
-        torch.jit.freeze = freeze_and_rewrite
-    if torch.jit.optimize_for_inference is optimize:
-        torch.jit.optimize_for_inference = optimize_and_fold
-
-
-_keep_frozen_modules_rewritten()
-_save_functions_with_a_loader()
+    return optimize_and_fold

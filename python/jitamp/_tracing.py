@@ -25,7 +25,8 @@ scripted one (the emit hooks run for traces), so its ops get smart casts
 tied to the recorded scopes.
 
 Only traces taken by `torch.jit.trace` / `torch.jit.trace_module` (patched
-while jitamp is enabled to mark their thread) record scopes: other users of
+while jitamp is enabled to mark their thread; jitamp/_patches.py installs
+the replacements written here) record scopes: other users of
 the tracer (the TorchScript-based ONNX exporter, TensorBoard's add_graph)
 get the trace they always got.
 """
@@ -41,7 +42,6 @@ from torch.amp.autocast_mode import autocast as _autocast
 _ENTER = "jitamp::autocast_enter"
 _EXIT = "jitamp::autocast_exit"
 _STACK = "_jitamp_traced_scopes"  # per autocast object: guards of its open traced blocks
-_ENTRY_POINTS = ("trace", "trace_module")
 
 
 class _Tracing(threading.local):
@@ -78,7 +78,11 @@ def _record_exit(graph: torch._C.Graph, guard: torch._C.Value) -> None:
     graph.insertNode(graph.create(_EXIT, [guard], 0))
 
 
-def _marking(trace: Callable[..., Any]) -> Callable[..., Any]:
+def marking(trace: Callable[..., Any]) -> Callable[..., Any]:
+    """torch.jit.trace / trace_module while jitamp is enabled
+    (jitamp/_patches.py): marks the thread as tracing for them, so that
+    only their traces record scopes."""
+
     @functools.wraps(trace)
     def marked(*args: Any, **kwargs: Any) -> Any:
         _tracing.depth += 1
@@ -90,43 +94,32 @@ def _marking(trace: Callable[..., Any]) -> Callable[..., Any]:
     return marked
 
 
-class Installed:
-    """The patched `__enter__` / `__exit__` of torch's autocast class and
-    torch.jit's trace entry points, while jitamp is enabled; uninstall() puts
-    torch's back."""
+def recording_enter(enter: Callable[..., Any]) -> Callable[..., Any]:
+    """torch's autocast `__enter__` while jitamp is enabled
+    (jitamp/_patches.py): eager's, then jitamp's autocast_enter recorded
+    into the trace being taken, if any."""
 
-    def __init__(self) -> None:
-        enter, exit_ = _autocast.__enter__, _autocast.__exit__
+    @functools.wraps(enter)
+    def traced_enter(scope: _autocast) -> Any:
+        result = enter(scope)
+        state = _recording()
+        if state is not None:
+            scope.__dict__.setdefault(_STACK, []).append((state.graph(), _record_enter(state.graph(), scope)))
+        return result
 
-        @functools.wraps(enter)
-        def traced_enter(scope: _autocast) -> Any:
-            result = enter(scope)
-            state = _recording()
-            if state is not None:
-                scope.__dict__.setdefault(_STACK, []).append((state.graph(), _record_enter(state.graph(), scope)))
-            return result
+    return traced_enter
 
-        @functools.wraps(exit_)
-        def traced_exit(scope: _autocast, *exc: Any) -> Any:
-            recorded = scope.__dict__.get(_STACK)
-            if recorded and _recording() is not None:
-                graph, guard = recorded.pop()
-                _record_exit(graph, guard)
-            return exit_(scope, *exc)
 
-        # (owner, name, original, patch)
-        self.patches: list[tuple[Any, str, Any, Any]] = [
-            (_autocast, "__enter__", enter, traced_enter),
-            (_autocast, "__exit__", exit_, traced_exit),
-        ]
-        for owner in (torch.jit, torch.jit._trace):
-            for name in _ENTRY_POINTS:
-                original = getattr(owner, name)
-                self.patches.append((owner, name, original, _marking(original)))
-        for owner, name, _, patch in self.patches:
-            setattr(owner, name, patch)
+def recording_exit(exit_: Callable[..., Any]) -> Callable[..., Any]:
+    """torch's autocast `__exit__` while jitamp is enabled: the
+    autocast_exit of the block's recorded enter, then eager's."""
 
-    def uninstall(self) -> None:
-        for owner, name, original, patch in self.patches:
-            if owner.__dict__.get(name) is patch:
-                setattr(owner, name, original)
+    @functools.wraps(exit_)
+    def traced_exit(scope: _autocast, *exc: Any) -> Any:
+        recorded = scope.__dict__.get(_STACK)
+        if recorded and _recording() is not None:
+            graph, guard = recorded.pop()
+            _record_exit(graph, guard)
+        return exit_(scope, *exc)
+
+    return traced_exit

@@ -7,13 +7,12 @@ import threading
 from typing import Any, Sequence
 
 import torch
-from torch import _jit_internal
 
-from . import _decorators, _loader, _tracing
+from . import _loader, _patches, _script_caches
 from ._library import _C
 
 _lock = threading.RLock()
-_state: dict[str, Any] | None = None  # what enable() replaced, while enabled
+_state: _patches.Installed | None = None  # what enable() installed, while enabled
 
 
 def is_enabled() -> bool:
@@ -45,6 +44,7 @@ def enable(*, profiling_executor: bool = False) -> _Enabled:
     early `return`, `break` and `continue` around autocast blocks
     (jitamp/_early_exits.py). Functions and modules traced with
     `torch.jit.trace` keep the autocast blocks they run (jitamp/_tracing.py).
+    jitamp/_patches.py lists what enable() changes in torch.
 
     Rewritten functions run on TorchScript's simple executor, which records
     each op with eager's autograd, so gradients are eager's.
@@ -65,63 +65,14 @@ def enable(*, profiling_executor: bool = False) -> _Enabled:
     with _lock:
         if _state is not None:
             return _Enabled()
-        previous = torch._C._jit_get_emit_hooks()
         simple = not profiling_executor
-
-        def module_hook(module: torch._C.ScriptModule) -> None:
-            _C.rewrite_module(module, simple_executor=simple)
-            _loader.attach(module, simple)
-            other = _state["others"][0] if _state is not None else None
-            if other is not None:
-                other(module)
-
-        def function_hook(function: torch._C.ScriptFunction) -> None:
-            _C.rewrite_function(function, simple_executor=simple)
-            _loader.record_function(function, simple)
-            other = _state["others"][1] if _state is not None else None
-            if other is not None:
-                other(function)
-
-        _state = {
-            "previous": previous,  # restored by disable()
-            "others": previous,  # what other code wants run, after the rewrite
-            "mine": (module_hook, function_hook),
-            "builtin_autocast": torch._C._jit_set_autocast_mode(False),
-            "set_emit_hooks": torch._C._jit_set_emit_hooks,
-            "get_emit_hooks": torch._C._jit_get_emit_hooks,
-        }
-        _state["set_emit_hooks"](module_hook, function_hook)
-        torch._C._jit_set_emit_hooks = _set_emit_hooks
-        torch._C._jit_get_emit_hooks = _get_emit_hooks
-        _state["decorators"] = _decorators.Installed()
-        _state["tracing"] = _tracing.Installed()
-        _state["loader_slots"] = _loader.Fills()
-        _forget_compiled_types()
+        _state = _patches.Installed(_patches.while_enabled(
+            on_module=lambda module: _loader.rewrite_module(module, simple),
+            on_function=lambda function: _loader.rewrite_function(function, simple),
+            lock=_lock,
+        ))
+        _script_caches.forget_compiled_types()
         return _Enabled()
-
-
-def _get_emit_hooks() -> tuple[Any, Any]:
-    """torch._C._jit_get_emit_hooks while jitamp is enabled: jitamp's hooks
-    themselves (TorchScript's getter returns new wrappers), so that a caller
-    that saves and later restores them is recognized by _set_emit_hooks."""
-    with _lock:
-        assert _state is not None
-        return _state["mine"]
-
-
-def _set_emit_hooks(module_hook: Any, function_hook: Any) -> None:
-    """torch._C._jit_set_emit_hooks while jitamp is enabled: jitamp's hooks
-    stay in TorchScript's one slot and run the ones set here after the
-    rewrite. Setting jitamp's own hooks back (a caller restoring what it
-    saved with _jit_get_emit_hooks) brings back the hooks from before
-    enable()."""
-    with _lock:
-        assert _state is not None
-        mine_module, mine_function = _state["mine"]
-        if module_hook is mine_module and function_hook is mine_function:
-            _state["others"] = _state["previous"]
-        else:
-            _state["others"] = (module_hook, function_hook)
 
 
 def disable() -> None:
@@ -133,64 +84,13 @@ def disable() -> None:
     with _lock:
         if _state is None:
             return
-        _state["decorators"].uninstall()
-        _state["tracing"].uninstall()
-        _state["loader_slots"].uninstall()
-        torch._C._jit_set_emit_hooks = _state["set_emit_hooks"]
-        torch._C._jit_get_emit_hooks = _state["get_emit_hooks"]
-        torch._C._jit_set_emit_hooks(*_state["others"])
-        torch._C._jit_set_autocast_mode(_state["builtin_autocast"])
+        _state.uninstall()
         _state = None
-        _forget_compiled_types()
+        _script_caches.forget_compiled_types()
 
 
 # A Python emit hook left installed crashes the interpreter at exit.
 atexit.register(disable)
-
-
-def _forget_compiled_types() -> None:
-    """Make torch.jit.script compile again what it compiled before.
-
-    TorchScript reuses a module type (and a scripted function) it compiled
-    earlier without calling the emit hooks again; clearing its caches makes
-    scripting after enable() or disable() go through the hooks. The compiled
-    `@overload`s of a function (F.interpolate's) are forgotten only where
-    their declarations are kept (see _keep_overload_declarations):
-    TorchScript deletes the declarations when it compiles them, and could
-    never compile them again.
-    """
-    torch.jit._recursive.concrete_type_store.type_store.clear()
-    torch.jit._state._jit_caching_layer.clear()
-    compiled = torch.jit._state._jit_function_overload_caching
-    for fn in list(compiled.keys()):
-        name = _jit_internal._qualified_name(fn)
-        if name in _overload_declarations:
-            _jit_internal._overloaded_fns[name] = list(_overload_declarations[name])
-            del compiled[fn]
-
-
-# qualified name -> the `@torch.jit._overload` declarations TorchScript
-# compiled (and then deleted), so that _forget_compiled_types can give them
-# back for a fresh compilation.
-_overload_declarations: dict[str, list[Any]] = {
-    name: list(fns) for name, fns in _jit_internal._overloaded_fns.items()
-}
-
-
-def _keep_overload_declarations() -> None:
-    clear = _jit_internal._clear_fn_overloads
-    if getattr(clear, "_jitamp_keeps_declarations", False):
-        return
-
-    def clear_but_keep(qual_name: str) -> None:
-        _overload_declarations[qual_name] = list(_jit_internal._overloaded_fns.get(qual_name, ()))
-        clear(qual_name)
-
-    clear_but_keep._jitamp_keeps_declarations = True  # type: ignore[attr-defined]
-    _jit_internal._clear_fn_overloads = clear_but_keep
-
-
-_keep_overload_declarations()
 
 
 def rewrite(obj: Any, *, profiling_executor: bool = False) -> list[str]:
@@ -208,17 +108,13 @@ def rewrite(obj: Any, *, profiling_executor: bool = False) -> list[str]:
     simple = not profiling_executor
     target = obj._c if isinstance(obj, torch.jit.ScriptModule) else obj
     if isinstance(target, torch._C.ScriptModule):
-        changed = _C.rewrite_module(target, simple_executor=simple)
-        _loader.attach(target, simple)
-    elif isinstance(target, torch._C.ScriptFunction):
-        changed = _C.rewrite_function(target, simple_executor=simple)
-        _loader.record_function(target, simple)
-    else:
-        raise TypeError(
-            "jitamp.rewrite expects a scripted function or module "
-            f"(torch.jit.script / torch.jit.load), got {type(obj).__name__}"
-        )
-    return list(changed)
+        return _loader.rewrite_module(target, simple)
+    if isinstance(target, torch._C.ScriptFunction):
+        return _loader.rewrite_function(target, simple)
+    raise TypeError(
+        "jitamp.rewrite expects a scripted function or module "
+        f"(torch.jit.script / torch.jit.load), got {type(obj).__name__}"
+    )
 
 
 _AUTOCAST_DTYPES = {torch.bfloat16: "bfloat16", torch.float16: "float16"}

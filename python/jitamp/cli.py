@@ -1,5 +1,6 @@
 """jitamp's command line: `jitamp dump`, `jitamp convert`, `jitamp table`,
-`jitamp example`.
+`jitamp example`, `jitamp library`, and `jitamp fuzz`, which is
+`python -m jitamp.fuzz` (docs/fuzzing.md).
 
 Bad input gives a one-line `jitamp: error: ...` and exit status 2 (1 for a
 failed example); `--verbose` adds the Python traceback.
@@ -7,18 +8,18 @@ failed example); `--verbose` adds the Python traceback.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import difflib
 import importlib.util
 import os
 import re
 import sys
 import traceback
-import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import torch
+
+from ._deprecation import torchscript_deprecation_ignored
 
 
 class CliError(Exception):
@@ -71,7 +72,7 @@ def _add_common_flags(parser: argparse.ArgumentParser, profiling_help: str | Non
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jitamp",
-        description="Eager-exact autocast for TorchScript: inspect and convert.",
+        description="Eager-exact autocast for TorchScript: inspect, convert, and fuzz against eager.",
     )
     parser.add_argument("--verbose", action="store_true", help="show tracebacks on errors")
     parser.add_argument("--version", action="version", version=_version())
@@ -170,6 +171,14 @@ def _parser() -> argparse.ArgumentParser:
         "jitamp_run against it with -DJITAMP_OPS_LIBRARY=$(jitamp library).",
     )
     _add_common_flags(library)
+
+    # main() hands `jitamp fuzz ARGS` to the fuzzer's own command line
+    # before parsing: this entry is for the listing above.
+    sub.add_parser(
+        "fuzz",
+        help="fuzz jitamp against eager autocast on the installed torch (jitamp fuzz --help)",
+        add_help=False,
+    )
     return parser
 
 
@@ -194,22 +203,11 @@ def _load_python_file(path: str) -> Any:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # TorchScript resolves globals through it
     try:
-        with _quiet():
+        with torchscript_deprecation_ignored():
             spec.loader.exec_module(module)
     except Exception as error:
         raise CliError(f"importing {path} failed: {_first_line(error)}") from error
     return module
-
-
-@contextlib.contextmanager
-def _quiet() -> Iterator[None]:
-    """The CLI's own output: torch.jit.script/load/save warn that they are
-    deprecated (DeprecationWarning on torch 2.13, FutureWarning from 2.14)
-    on every call. Only that warning, only inside the command."""
-    with warnings.catch_warnings():
-        for category in (DeprecationWarning, FutureWarning):
-            warnings.filterwarnings("ignore", r"`torch\.jit\.\w+` is deprecated", category)
-        yield
 
 
 def _first_line(error: BaseException) -> str:
@@ -241,7 +239,7 @@ def _script(obj: Any, with_jitamp: bool, label: str) -> Any:
     import jitamp
 
     try:
-        with _quiet():
+        with torchscript_deprecation_ignored():
             if with_jitamp:
                 with jitamp.enable(profiling_executor=_PROFILING_EXECUTOR):
                     return torch.jit.script(obj)
@@ -343,7 +341,7 @@ def _saved_target(path: str) -> Target:
 
     def load(with_jitamp: bool) -> Any:
         try:
-            with _quiet():
+            with torchscript_deprecation_ignored():
                 loaded = torch.jit.load(path)
         except Exception as error:
             raise _load_error(path, error) from error
@@ -424,7 +422,7 @@ def render(graph: torch._C.Graph, *, inline: bool, source: bool) -> str:
 
 def _optimized_graph(function: Any, inputs: list[torch.Tensor]) -> torch._C.Graph:
     try:
-        with _quiet():
+        with torchscript_deprecation_ignored():
             for _ in range(3):
                 function(*inputs)
             function(*inputs)
@@ -569,7 +567,7 @@ def convert(args: argparse.Namespace) -> str:
         scripted = loaded
         done = f"; {', '.join(methods)} run{'s' if len(methods) == 1 else ''} under autocast {args.autocast}"
     try:
-        with _quiet():
+        with torchscript_deprecation_ignored():
             torch.jit.save(scripted, args.output)
     except Exception as error:
         raise CliError(f"cannot save {args.output}: {_first_line(error)}") from error
@@ -608,8 +606,23 @@ def _dash(policy: str) -> str:
     return "-" if policy == "none" else policy
 
 
+def _fuzz_arguments(argv: list[str]) -> list[str] | None:
+    """The arguments after `fuzz` where the command is `fuzz` (after
+    --verbose at most), else None."""
+    for i, arg in enumerate(argv):
+        if arg != "--verbose":
+            return argv[i + 1:] if arg == "fuzz" else None
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     global _PROFILING_EXECUTOR
+    argv = sys.argv[1:] if argv is None else list(argv)
+    fuzz_arguments = _fuzz_arguments(argv)
+    if fuzz_arguments is not None:
+        from .fuzz.cli import main as fuzz_main
+
+        return fuzz_main(fuzz_arguments, prog="jitamp fuzz")
     args = _parser().parse_args(argv)
     _PROFILING_EXECUTOR = getattr(args, "profiling_executor", False)
     try:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ._deprecation import torchscript_deprecation_ignored
+
 
 class TinyEncoder(nn.Module):
     """Linear -> GELU -> LayerNorm under bf16 autocast, softmax scores, and a
@@ -35,9 +37,7 @@ def run(show_graph: bool = True) -> bool:
     torch.manual_seed(0)
     model = TinyEncoder().eval()
     x = torch.randn(4, 8, 32)
-    from .cli import _quiet
-
-    with _quiet(), jitamp.enable():
+    with torchscript_deprecation_ignored(), jitamp.enable():
         scripted = torch.jit.script(model)
     if show_graph:
         graph = scripted.forward.graph.copy()

@@ -96,7 +96,7 @@ def _eager_hands_no_grad_casts_to_grad_uses() -> bool:
 
 
 @pytest.mark.xfail(not _eager_hands_no_grad_casts_to_grad_uses(), strict=True, reason=(
-    "known deviation (docs/design.md, 'The cast cache'): with grad mode off "
+    "known deviation (docs/runtime-model.md, 'The cast cache'): with grad mode off "
     "jitamp does not cache casts, so a weight changed in place inside a region "
     "after its first cast is cast afresh; eager's cache returns the stale "
     "first cast (b equals a in eager)"))

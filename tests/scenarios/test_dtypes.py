@@ -89,6 +89,8 @@ def test_input_shapes_change_between_calls():
     def args(i):
         r, c = shapes[i % 3]
         return [rand(r, c, seed=i), rand(c, c, seed=100 + i)]
+    # Each call has other shapes than the one before (calls 1 to 10).
+    check_against_eager(dyn_input_types, [X, Y], args_for_call=args)
 
 
 # The promote policy: cat / stack of mixed dtypes

@@ -207,7 +207,7 @@ def test_early_exit_from_a_scope_runs_as_eager(case, outer):
     outers = {"no_outer": None, "outer_fp16": cpu_autocast(torch.float16),
               "outer_disabled": cpu_autocast(torch.bfloat16, enabled=False)}
     # With gradients under outer_fp16, eager's cast cache hands the scopes
-    # the region's casts of leaves (docs/design.md, "The cast cache").
+    # the region's casts of leaves (docs/runtime-model.md, "The cast cache").
     check_against_eager(fn, args_for_call(1), outer=outers[outer], args_for_call=args_for_call, grad=True)
 
 

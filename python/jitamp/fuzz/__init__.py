@@ -1,8 +1,10 @@
 """A differential fuzzer for jitamp: generated TorchScript programs with
 autocast scopes, run eagerly and scripted with jitamp, compared by the
-tests' oracle (`jitamp.fuzz.oracle`, also behind tests/oracle.py).
+tests' oracle (`jitamp.fuzz.oracle`, also behind tests/oracle.py). It ships
+with jitamp so that users can check jitamp on their own torch and CPU
+(docs/fuzzing.md).
 
-    python -m jitamp.fuzz --count 10000 --seed 1 --jobs 2 --out DIR
+    python -m jitamp.fuzz --count 10000 --seed 1 --jobs 2 --out DIR   # or: jitamp fuzz ...
     python -m jitamp.fuzz --seed 1 --index 67 --out DIR --print   # one program
 
 Modules: `generator` (seeded programs: (seed, index) -> source), `runner`
@@ -35,7 +37,7 @@ run on TorchScript's stock executor); jitamp enabled or not at run time;
 a quarter scripted with `jitamp.enable(profiling_executor=True)` (EXECUTOR;
 their standalone model is frozen for that executor too, what a stock
 torch.jit.load runs), whose gradients are compared with a tolerance (its
-symbolic autodiff sums a value's gradient in its own order, docs/design.md,
+symbolic autodiff sums a value's gradient in its own order, docs/executors.md,
 "Symbolic autodiff").
 
 Lower-precision dtypes: a program keeps one everywhere (every scope, a
@@ -47,7 +49,8 @@ weights are constants, which that cache never serves: where eager's module
 gets another dtype's cast and the frozen model equals eager with the cache
 off, the runner reports "known:frozen-cast-cache".
 
-Known deviations (docs/design.md, the xfails) are avoided by the generator:
+Known deviations (docs/runtime-model.md, "The cast cache"; the xfails) are
+avoided by the generator:
 - a weight changed in place under no_grad inside a region: in-place and
   out= forms only write to fresh op results (never inputs, parameters,
   views or aliases);

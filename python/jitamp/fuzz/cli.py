@@ -1,4 +1,5 @@
-"""`python -m jitamp.fuzz`: generate, run and compare programs at scale.
+"""`python -m jitamp.fuzz` (or `jitamp fuzz`): generate, run and compare
+programs at scale (docs/fuzzing.md).
 
     python -m jitamp.fuzz --count 10000 --seed 1 --jobs 2 --out fuzz_out
     python -m jitamp.fuzz --seed 1 --index 67 --out fuzz_out   # one program
@@ -163,26 +164,34 @@ def _single(args) -> int:
     return 1
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jitamp.fuzz", description=__doc__,
+def parser(prog: str = "python -m jitamp.fuzz") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--count", type=int, default=200)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--start", type=int, default=0, help="first index")
+    p.add_argument("--count", type=int, default=200, help="programs in the batch (default: 200)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="the generator's seed: (seed, index) names one program (default: 0)")
+    p.add_argument("--start", type=int, default=0, help="first index (default: 0)")
     p.add_argument("--stop", type=int, help=argparse.SUPPRESS)
     p.add_argument("--index", type=int, help="run (and shrink) only this program")
-    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--jobs", type=int, default=1, help="worker processes (default: 1)")
     p.add_argument("--out", default=None, help="where reproducers go (default: none written)")
     p.add_argument("--save-share", type=float, default=0.3,
-                   help="share of programs also compared after torch.jit.save/load")
-    p.add_argument("--restart-every", type=int, default=250)
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds a program may take")
-    p.add_argument("--shrink-budget", type=float, default=120.0)
-    p.add_argument("--max-shrink", type=int, default=20, help="failures shrunk per batch")
-    p.add_argument("--no-shrink", action="store_true")
+                   help="share of programs also compared after torch.jit.save/load (default: 0.3)")
+    p.add_argument("--restart-every", type=int, default=250,
+                   help="programs a worker runs before it is replaced by a fresh process (default: 250)")
+    p.add_argument("--timeout", type=float, default=120.0,
+                   help="seconds a program may take before its worker is killed, a \"hang\" (default: 120)")
+    p.add_argument("--shrink-budget", type=float, default=120.0,
+                   help="seconds spent shrinking one failing program (default: 120)")
+    p.add_argument("--max-shrink", type=int, default=20, help="failures shrunk per batch (default: 20)")
+    p.add_argument("--no-shrink", action="store_true", help="write reproducers unshrunk")
     p.add_argument("--print", action="store_true", help="print the program's source (--index)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None, prog: str = "python -m jitamp.fuzz") -> int:
+    args = parser(prog).parse_args(argv)
     if args.worker:
         return _worker(args)
     if args.index is not None:

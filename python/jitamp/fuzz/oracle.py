@@ -36,12 +36,20 @@ from __future__ import annotations
 
 import contextlib
 import re
-import warnings
 from typing import Any, Callable, Iterable, Sequence
 
 import torch
 
 import jitamp
+from jitamp._deprecation import TORCHSCRIPT_DEPRECATION, torchscript_deprecation_ignored
+
+__all__ = [
+    "CALLS", "ERROR_LINE", "INTERPRETER_ERROR", "TORCHSCRIPT_DEPRECATION",
+    "assert_same", "assert_same_error", "autocast_state", "check_against_eager", "clone_args",
+    "cpu_autocast", "flatten", "grad_leaves", "no_grad_under", "qualified_name",
+    "reset_autocast_state", "run_side", "save_without_jitamp", "script", "script_without_jitamp",
+    "torchscript_deprecation_ignored", "unwrap_torchscript_error",
+]
 
 CALLS = (1, 2, 3, 10)
 
@@ -58,22 +66,6 @@ def autocast_state() -> tuple:
         torch.is_autocast_cache_enabled(),
         nesting,
     )
-
-
-# torch.jit.script/save/load/trace/freeze/optimize_for_inference warn that
-# TorchScript is deprecated: DeprecationWarning on torch 2.13, FutureWarning
-# (shown by default) from 2.14. Tests silence it; the library does not.
-TORCHSCRIPT_DEPRECATION = r"`torch\.jit\.\w+` is deprecated"
-
-
-@contextlib.contextmanager
-def torchscript_deprecation_ignored():
-    """A warnings.catch_warnings() block that ignores TorchScript's
-    deprecation warning (both categories) and nothing else."""
-    with warnings.catch_warnings():
-        for category in (DeprecationWarning, FutureWarning):
-            warnings.filterwarnings("ignore", message=TORCHSCRIPT_DEPRECATION, category=category)
-        yield
 
 
 def reset_autocast_state() -> None:
@@ -127,16 +119,17 @@ def save_without_jitamp(model: Any, path: str) -> None:
         torch.jit.save(scripted, path)
 
 
-def _flatten(value: Any) -> list:
+def flatten(value: Any) -> list:
+    """The leaves of nested tuples, lists and dicts (dicts by sorted key), in order."""
     if isinstance(value, (tuple, list)):
         out = []
         for item in value:
-            out.extend(_flatten(item))
+            out.extend(flatten(item))
         return out
     if isinstance(value, dict):
         out = []
         for key in sorted(value):
-            out.extend(_flatten(value[key]))
+            out.extend(flatten(value[key]))
         return out
     return [value]
 
@@ -147,7 +140,7 @@ def assert_same(eager: Any, scripted: Any, *, exact: bool = True, what: str = "o
     """Same structure, dtypes and values (bitwise unless exact=False: then
     within rtol and an atol of at least atol_of_max times the largest
     magnitude of the eager tensor, for sums whose terms cancel)."""
-    flat_e, flat_s = _flatten(eager), _flatten(scripted)
+    flat_e, flat_s = flatten(eager), flatten(scripted)
     assert len(flat_e) == len(flat_s), f"{what}: {len(flat_e)} values eager, {len(flat_s)} scripted"
     for i, (e, s) in enumerate(zip(flat_e, flat_s)):
         if isinstance(e, torch.Tensor):
@@ -174,7 +167,9 @@ def assert_same(eager: Any, scripted: Any, *, exact: bool = True, what: str = "o
             assert type(e) is type(s) and e == s, f"{what}[{i}]: {e!r} eager, {s!r} scripted"
 
 
-def _clone_args(args: Sequence[Any], requires_grad: bool) -> list:
+def clone_args(args: Sequence[Any], requires_grad: bool) -> list:
+    """Fresh copies of the tensors in `args` (and in lists of tensors), each
+    side's own; floating and complex ones require grad where asked."""
     out = []
     for a in args:
         if isinstance(a, torch.Tensor):
@@ -183,33 +178,38 @@ def _clone_args(args: Sequence[Any], requires_grad: bool) -> list:
                 c.requires_grad_(True)
             out.append(c)
         elif isinstance(a, list) and a and isinstance(a[0], torch.Tensor):
-            out.append(_clone_args(a, requires_grad))
+            out.append(clone_args(a, requires_grad))
         else:
             out.append(a)
     return out
 
 
-def _grad_leaves(args: Iterable[Any]) -> list:
+def grad_leaves(args: Iterable[Any]) -> list:
+    """The tensors in `args` (and in lists) that require grad, in order."""
     leaves = []
     for a in args:
         if isinstance(a, torch.Tensor) and a.requires_grad:
             leaves.append(a)
         elif isinstance(a, list):
-            leaves.extend(_grad_leaves(a))
+            leaves.extend(grad_leaves(a))
     return leaves
 
 
-def _run(fn: Callable, args: Sequence[Any], outer: Callable[[], Any] | None,
-         grad: bool) -> tuple[Any, BaseException | None, list, tuple]:
-    call_args = _clone_args(args, grad)
+def run_side(fn: Callable, args: Sequence[Any], outer: Callable[[], Any] | None,
+             grad: bool) -> tuple[Any, BaseException | None, list, tuple]:
+    """One side of a comparison: calls `fn` on clone_args(args) inside
+    `outer()` (and, with grad, backward of the sum of its outputs that
+    require grad). Returns (result, the error raised or None, the leaves'
+    gradients, autocast_state() at the end of the call, inside `outer`)."""
+    call_args = clone_args(args, grad)
     result, error, grads = None, None, []
     context = outer() if outer is not None else contextlib.nullcontext()
     with context:
         try:
             result = fn(*call_args)
             if grad:
-                leaves = _grad_leaves(call_args)
-                outs = [t for t in _flatten(result)
+                leaves = grad_leaves(call_args)
+                outs = [t for t in flatten(result)
                         if isinstance(t, torch.Tensor) and t.requires_grad]
                 if outs and leaves:
                     total = sum(o.float().sum() for o in outs)
@@ -221,26 +221,27 @@ def _run(fn: Callable, args: Sequence[Any], outer: Callable[[], Any] | None,
     return result, error, grads, state_inside
 
 
-_INTERPRETER_ERROR = "The following operation failed in the TorchScript interpreter.\n"
+INTERPRETER_ERROR = "The following operation failed in the TorchScript interpreter.\n"
 # The line after a scripted traceback that names the error: `NAME: MESSAGE`.
 # Traceback lines never match: frames are indented, source lines at column 0
 # are `def ...(`, headers have spaces before their colon.
-_ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*): ", re.MULTILINE)
+ERROR_LINE = re.compile(r"^([A-Za-z_][\w.]*): ", re.MULTILINE)
 
 
 def unwrap_torchscript_error(message: str) -> tuple[str | None, str]:
     """(NAME of the innermost `NAME: MESSAGE` line, or None when the message
     is not the interpreter's; MESSAGE without the interpreter's layers)."""
     name = None
-    while message.startswith(_INTERPRETER_ERROR):
-        line = _ERROR_LINE.search(message, len(_INTERPRETER_ERROR))
+    while message.startswith(INTERPRETER_ERROR):
+        line = ERROR_LINE.search(message, len(INTERPRETER_ERROR))
         if line is None:
             break
         name, message = line.group(1), message[line.end():]
     return name, message.rstrip("\n")
 
 
-def _qualified(cls: type) -> str:
+def qualified_name(cls: type) -> str:
+    """"builtins.ValueError": how a scripted `raise` names its class."""
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
@@ -253,12 +254,12 @@ def assert_same_error(eager: BaseException, scripted: BaseException, where: str 
         f"which cannot be compared; raise it with a message{detail}")
     name, message = unwrap_torchscript_error(str(scripted))
     if name is not None and "." in name:  # a TorchScript `raise` statement
-        assert name == _qualified(type(eager)), f"{where}: scripted raised {name}, eager {_qualified(type(eager))}{detail}"
+        assert name == qualified_name(type(eager)), f"{where}: scripted raised {name}, eager {qualified_name(type(eager))}{detail}"
         assert type(scripted) in (torch.jit.Error, RuntimeError), (
-            f"{where}: a scripted `raise` surfaced as {_qualified(type(scripted))}{detail}")
+            f"{where}: a scripted `raise` surfaced as {qualified_name(type(scripted))}{detail}")
     else:
         assert type(scripted) is type(eager), (
-            f"{where}: scripted raised {_qualified(type(scripted))}, eager {_qualified(type(eager))}{detail}")
+            f"{where}: scripted raised {qualified_name(type(scripted))}, eager {qualified_name(type(eager))}{detail}")
     assert message == eager_message, f"{where}: messages differ{detail}"
 
 
@@ -292,9 +293,9 @@ def check_against_eager(
     last = max(calls)
     for i in range(1, last + 1):
         call_args = args_for_call(i) if args_for_call is not None else args
-        e_res, e_err, e_grads, e_state = _run(fn, call_args, outer, grad)
+        e_res, e_err, e_grads, e_state = run_side(fn, call_args, outer, grad)
         assert autocast_state() == before, "eager changed the autocast state"
-        s_res, s_err, s_grads, s_state = _run(scripted, call_args, outer, grad)
+        s_res, s_err, s_grads, s_state = run_side(scripted, call_args, outer, grad)
         after = autocast_state()
         if i not in calls:
             continue

@@ -244,7 +244,7 @@ def _compare(fn, scripted, module, features=(), *, frozen: bool = False) -> None
     # (frozen=True) serves: under torch.no_grad() inside OUTER, no gradients.
     # The profiling executor's symbolic autodiff sums the gradient of a
     # value read by several ops of one differentiable subgraph in its own
-    # order (docs/design.md, "Symbolic autodiff"): compared the same way.
+    # order (docs/executors.md, "Symbolic autodiff"): compared the same way.
     fork = "torch.jit.fork" in module.SOURCE
     ignore = "@torch.jit.ignore" in module.SOURCE
     outer = make_outer(module.OUTER)
@@ -355,7 +355,7 @@ def _frozen_equals_eager_uncached(obj, frozen, module) -> bool:
     weights are constants, which it never serves: where eager's module
     hands a scope of one dtype a weight's cast made under another (a scope
     nested in a region of another dtype, or after a scope of another dtype
-    in one region), the frozen model casts afresh (docs/design.md, "The
+    in one region), the frozen model casts afresh (docs/runtime-model.md, "The
     cast cache"). The frozen model's own scopes run as they do."""
     autocast = torch.amp.autocast_mode.autocast
     enter = autocast.__enter__
@@ -597,7 +597,7 @@ def _known_finding(kind, obj, scripted, module, source, directory, stem, message
     task runs on another thread, whose autograd nodes get that thread's
     sequence numbers, so backward sums the gradient contributions of a
     value used in and out of the task in another order (plain TorchScript
-    gives the same gradients: fuzz_findings/finding1_fork_grad.py,
+    gives the same gradients: tests/regressions/torchscript_fork_gradient_order.py,
     tests/test_fuzz_regressions.py), and where two nodes would fail, runs
     another one first: eager's NotImplemented node (an out= op's result,
     numbered to run as soon as ready), which the task's nodes make ready,
@@ -776,7 +776,7 @@ def known_difference(message: str, profiling: bool = False) -> str | None:
     """A difference TorchScript itself makes (not jitamp), by the oracle's
     message; None for anything else. `profiling`: the program ran on the
     profiling executor, whose symbolic autodiff raises two errors of its
-    own (plain TorchScript too; docs/design.md, "Symbolic autodiff")."""
+    own (plain TorchScript too; docs/executors.md, "Symbolic autodiff")."""
     lines = message.split("\n")
     eager = next((ln for ln in lines if ln.startswith("eager raised ")), None)
     scripted = next((ln for ln in lines if ln.startswith("scripted raised ")), None)
@@ -809,7 +809,7 @@ def known_difference(message: str, profiling: bool = False) -> str | None:
     # index 1604, plain TorchScript too), or before the out= op's own check
     # of its out tensor that eager raises (the out tensor a differentiable
     # subgraph's output: seed 2604, index 1505, plain TorchScript too,
-    # fuzz_findings/torchscript_profiling_out_grad_before_out_dtype.py)
+    # tests/regressions/torchscript_profiling_out_grad_before_out_dtype.py)
     out_grad = "support automatic differentiation"
     out_check = r"\bout tensor\b|\bout=|desired output type"  # the out= op's own check
     if profiling and (scripted and eager and out_grad in scripted and out_grad not in eager
@@ -970,7 +970,7 @@ def reproduce(path: str) -> None:
                         except Exception as exc:  # printed: what is compared
                             print(f"call {call} {side} raised {type(exc).__name__}: {str(exc)[-300:]}")
                             continue
-                    tensors = [t for t in oracle._flatten(out) if isinstance(t, torch.Tensor)]
+                    tensors = [t for t in oracle.flatten(out) if isinstance(t, torch.Tensor)]
                     print(f"call {call} {side}:", [(t.dtype, t.flatten()[:4].tolist()) for t in tensors])
         unload(module)
         result = run_source(source, directory)

@@ -1,0 +1,245 @@
+"""Every change jitamp makes to torch's Python namespace, installed and undone here.
+
+Each entry replaces an attribute by a wrapper of what was there (the
+wrappers are written where their work is, named below) or changes one
+setting; each has install() and uninstall(), which puts back what was there.
+No other module of jitamp assigns to torch (tests/test_package.py checks).
+
+At `import jitamp` (AT_IMPORT, by install_at_import(); never undone: a
+model rewritten earlier needs them as long as it lives):
+- torch.jit.freeze (and torch.jit._freeze.freeze): the frozen copy of a
+  module jitamp rewrote is rewritten too, and its casts of frozen weights
+  under a static autocast state done once (_loader.freezing_rewritten);
+- torch.jit.optimize_for_inference (and torch.jit._freeze's): the same, the
+  casts done after its own passes (_loader.optimizing_then_folding);
+- torch._C.ScriptFunction.save, .save_to_buffer: a function jitamp
+  rewrote is saved with its loader object (_loader.saving_with_a_loader);
+- torch._jit_internal._clear_fn_overloads: the `@overload` declarations
+  TorchScript deletes once compiled are kept, so that enable() and disable()
+  can have them compiled again (_script_caches.keeping_declarations).
+
+While jitamp is enabled (while_enabled(): enable() installs them in this
+order, disable() uninstalls them in the reverse order; at the interpreter's
+exit disable() runs too, since a Python emit hook left installed crashes
+it):
+- PyTorch's built-in JIT autocast off (torch._C._jit_set_autocast_mode);
+- TorchScript's emit hooks: jitamp's, which rewrite each function and
+  module scripted, then run the hooks other code set; and
+  torch._C._jit_set_emit_hooks / _jit_get_emit_hooks, through which other
+  code sets those (EmitHooks);
+- torch.jit.frontend.parse_def: autocast decorators as `with` blocks,
+  early exits from autocast blocks as scope ops (_decorators.parsing_scopes);
+- torch.jit.script: an `@torch.autocast`-decorated function scripts
+  (_decorators.scripting_decorated);
+- builtins._jitamp_autocast_enter / _jitamp_autocast_exit: the scope ops,
+  by the names early-exit lowering writes (_early_exits.SCOPE_OPS);
+- torch.amp.autocast_mode.autocast.__enter__ / __exit__ and torch.jit.trace
+  / trace_module (and torch.jit._trace's): autocast blocks recorded in
+  traces (_tracing.recording_enter, recording_exit, marking);
+- torch.jit._recursive.create_script_module_impl: the loader slots of
+  module objects of a type compiled before are filled
+  (_loader.filling_loader_slots).
+"""
+from __future__ import annotations
+
+import builtins
+import threading
+from typing import Any, Callable, Iterable, Protocol
+
+import torch
+import torch.jit._recursive
+import torch.jit._trace
+import torch.jit.frontend
+from torch import _jit_internal
+from torch.amp.autocast_mode import autocast as _autocast
+from torch.jit import _freeze
+
+from . import _decorators, _early_exits, _loader, _script_caches, _tracing
+
+
+class Patch(Protocol):
+    def install(self) -> None: ...
+
+    def uninstall(self) -> None: ...
+
+
+_ABSENT = object()
+
+
+class Replace:
+    """`owner.name` replaced by `make(original)`; `also`: other owners that
+    hold the same original get the same replacement (torch.jit re-exports
+    torch.jit._freeze's functions).
+
+    once: where jitamp's replacement is there already (jitamp imported
+    again), install() leaves it. always_restore: uninstall() puts the
+    original back even where other code has replaced the replacement since;
+    otherwise only where the replacement is still there (a name that was
+    absent is deleted)."""
+
+    def __init__(self, owner: Any, name: str, make: Callable[[Any], Any], *, also: Iterable[Any] = (),
+                 once: bool = False, always_restore: bool = False) -> None:
+        self.owner, self.name, self.make = owner, name, make
+        self.also, self.once, self.always_restore = tuple(also), once, always_restore
+        self.installed_in: list[Any] = []
+
+    def install(self) -> None:
+        current = getattr(self.owner, self.name, _ABSENT)
+        if self.once and getattr(current, "_jitamp_patch", False):
+            return
+        self.original = current
+        self.replacement = self.make(self.original)
+        if self.once:
+            self.replacement._jitamp_patch = True
+        self.installed_in = [self.owner] + [owner for owner in self.also
+                                            if getattr(owner, self.name, _ABSENT) is self.original]
+        for owner in self.installed_in:
+            setattr(owner, self.name, self.replacement)
+
+    def uninstall(self) -> None:
+        for owner in self.installed_in:
+            if self.always_restore or getattr(owner, self.name, _ABSENT) is self.replacement:
+                if self.original is _ABSENT:
+                    delattr(owner, self.name)
+                else:
+                    setattr(owner, self.name, self.original)
+        self.installed_in = []
+
+    def __repr__(self) -> str:
+        owner = getattr(self.owner, "__qualname__", None) or getattr(self.owner, "__name__", repr(self.owner))
+        return f"Replace({owner}.{self.name})"
+
+
+class BuiltinJitAutocastOff:
+    """PyTorch's built-in JIT autocast off, as it was again after: it would
+    cast inside the graphs jitamp rewrote."""
+
+    def install(self) -> None:
+        self.previous = torch._C._jit_set_autocast_mode(False)
+
+    def uninstall(self) -> None:
+        torch._C._jit_set_autocast_mode(self.previous)
+
+
+class EmitHooks:
+    """TorchScript's emit hooks (one slot) while jitamp is enabled.
+
+    The slot holds jitamp's hooks, which run `on_module` / `on_function`
+    (the rewrite) on each module and function scripted, then the hooks
+    other code wants run: those the slot held before install(), or those
+    set since with torch._C._jit_set_emit_hooks (e.g. PyTorch's
+    JitTestCase), which no longer displaces jitamp's. Setting jitamp's own
+    hooks back (what a caller saved with torch._C._jit_get_emit_hooks,
+    which returns them) brings back the hooks from before install().
+    uninstall() puts back torch's two functions and, in the slot, the hooks
+    other code wants run."""
+
+    def __init__(self, on_module: Callable[[Any], Any], on_function: Callable[[Any], Any],
+                 lock: threading.RLock) -> None:
+        self.lock = lock
+        self.installed = False
+
+        def module_hook(module: torch._C.ScriptModule) -> None:
+            on_module(module)
+            other = self.others[0] if self.installed else None
+            if other is not None:
+                other(module)
+
+        def function_hook(function: torch._C.ScriptFunction) -> None:
+            on_function(function)
+            other = self.others[1] if self.installed else None
+            if other is not None:
+                other(function)
+
+        self.mine = (module_hook, function_hook)
+
+    def install(self) -> None:
+        self.get, self.set = torch._C._jit_get_emit_hooks, torch._C._jit_set_emit_hooks
+        self.previous = self.get()  # put back by setting jitamp's own hooks
+        self.others = self.previous  # what other code wants run, after the rewrite
+        self.installed = True
+        self.set(*self.mine)
+        torch._C._jit_set_emit_hooks = self._set_emit_hooks
+        torch._C._jit_get_emit_hooks = self._get_emit_hooks
+
+    def uninstall(self) -> None:
+        torch._C._jit_set_emit_hooks = self.set
+        torch._C._jit_get_emit_hooks = self.get
+        self.set(*self.others)
+        self.installed = False
+
+    def _get_emit_hooks(self) -> tuple[Any, Any]:
+        """torch._C._jit_get_emit_hooks while installed: jitamp's hooks
+        themselves (TorchScript's getter returns new wrappers), so that a
+        caller that saves and later restores them is recognized by
+        _set_emit_hooks."""
+        with self.lock:
+            assert self.installed
+            return self.mine
+
+    def _set_emit_hooks(self, module_hook: Any, function_hook: Any) -> None:
+        """torch._C._jit_set_emit_hooks while installed: the hooks run after
+        jitamp's; jitamp's own bring back those from before install()."""
+        with self.lock:
+            assert self.installed
+            mine_module, mine_function = self.mine
+            if module_hook is mine_module and function_hook is mine_function:
+                self.others = self.previous
+            else:
+                self.others = (module_hook, function_hook)
+
+
+class Installed:
+    """Patches installed in order (or none, where one fails to install);
+    uninstall() undoes them in the reverse order."""
+
+    def __init__(self, patches: Iterable[Patch]) -> None:
+        self.patches: list[Patch] = []
+        try:
+            for patch in patches:
+                patch.install()
+                self.patches.append(patch)
+        except BaseException:
+            self.uninstall()
+            raise
+
+    def uninstall(self) -> None:
+        while self.patches:
+            self.patches.pop().uninstall()
+
+
+def _scope_op(op: str) -> Callable[[Any], Any]:
+    return lambda _absent: getattr(torch.ops.jitamp, op)
+
+
+AT_IMPORT: tuple[Patch, ...] = (
+    Replace(_freeze, "freeze", _loader.freezing_rewritten, also=[torch.jit], once=True),
+    Replace(_freeze, "optimize_for_inference", _loader.optimizing_then_folding, also=[torch.jit], once=True),
+    Replace(torch._C.ScriptFunction, "save", _loader.saving_with_a_loader, once=True),
+    Replace(torch._C.ScriptFunction, "save_to_buffer", _loader.saving_with_a_loader, once=True),
+    Replace(_jit_internal, "_clear_fn_overloads", _script_caches.keeping_declarations, once=True),
+)
+
+
+def install_at_import() -> None:
+    for patch in AT_IMPORT:
+        patch.install()
+
+
+def while_enabled(on_module: Callable[[Any], Any], on_function: Callable[[Any], Any],
+                  lock: threading.RLock) -> list[Patch]:
+    """The patches enable() installs, in order: `on_module` / `on_function`
+    are what jitamp's emit hooks do."""
+    return [
+        BuiltinJitAutocastOff(),
+        EmitHooks(on_module, on_function, lock),
+        Replace(torch.jit.frontend, "parse_def", _decorators.parsing_scopes),
+        Replace(torch.jit, "script", _decorators.scripting_decorated),
+        *(Replace(builtins, name, _scope_op(op)) for op, name in _early_exits.SCOPE_OPS.items()),
+        Replace(_autocast, "__enter__", _tracing.recording_enter),
+        Replace(_autocast, "__exit__", _tracing.recording_exit),
+        *(Replace(owner, name, _tracing.marking)
+          for owner in (torch.jit, torch.jit._trace) for name in ("trace", "trace_module")),
+        Replace(torch.jit._recursive, "create_script_module_impl", _loader.filling_loader_slots,
+                always_restore=True),
+    ]

@@ -1,0 +1,286 @@
+"""The Python package's structure: its imports form a DAG, and torch is
+patched in one module (jitamp/_patches.py).
+
+Both checks read the package's source files (ast), not the imported
+modules. `python tests/test_package.py` prints the import graph.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import sys
+
+PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python", "jitamp")
+
+
+def _modules(root: str, *, compiled: bool = False) -> dict[str, str]:
+    """Dotted module name -> path of each .py file under the package `root`
+    (compiled: of each compiled extension, `_C.cpython-311-x86_64-linux-gnu.so`)."""
+    base = os.path.basename(root)
+    found = {}
+    for folder, _, files in os.walk(root):
+        for name in files:
+            if compiled and name.endswith((".so", ".pyd")):
+                stem = name.split(".")[0]
+            elif not compiled and name.endswith(".py"):
+                stem = name[:-3]
+            else:
+                continue
+            parts = os.path.relpath(os.path.join(folder, stem), root).split(os.sep)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join([base, *parts])] = os.path.join(folder, name)
+    return found
+
+
+def _top_level_names(path: str) -> set[str]:
+    """The names a module binds at its top level (defs, classes,
+    assignments, imports)."""
+    with open(path) as f:
+        tree = ast.parse(f.read(), path)
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    return names
+
+
+def _imported(modules: dict[str, str], compiled: dict[str, str], base: str, name: str) -> str:
+    """The module `from base import name` imports: base.name where that is
+    a module (compiled ones, as jitamp._C, import nothing of ours); else
+    base, unless base is a package whose __init__ does not bind `name`
+    (base.name: a module that is not there)."""
+    if f"{base}.{name}" in modules or f"{base}.{name}" in compiled:
+        return f"{base}.{name}"
+    if base in modules and (not modules[base].endswith("__init__.py")
+                            or name in _top_level_names(modules[base])):
+        return base
+    return f"{base}.{name}"
+
+
+def import_graph(root: str = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports, anywhere in its code
+    (function-level imports too: they close a cycle as surely, only later).
+    `from X import name` imports X.name or X (_imported); `import a.b`
+    imports a.b; a package a module imports through (a.b for a.b.c) is not
+    an edge of its own."""
+    modules, compiled = _modules(root), _modules(root, compiled=True)
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        with open(path) as f:
+            tree = ast.parse(f.read(), path)
+        package = name if path.endswith("__init__.py") else name.rpartition(".")[0]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else []))
+                else:
+                    base = node.module or ""
+                targets = [_imported(modules, compiled, base, alias.name) for alias in node.names]
+            else:
+                continue
+            for target in targets:
+                if target in modules and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan),
+    and modules that import themselves: every import cycle is in one."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for succ in sorted(graph[node]):
+            if succ not in index:
+                visit(succ)
+                low[node] = min(low[node], low[succ])
+            elif succ in on_stack:
+                low[node] = min(low[node], index[succ])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1 or node in graph[node]:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycles():
+    graph = import_graph()
+    assert "jitamp.api" in graph and "jitamp.cli" in graph, sorted(graph)
+    assert cycles(graph) == []
+
+
+def test_the_cycle_check_finds_cycles(tmp_path):
+    """The check above can fail: two modules of a package that import each
+    other (one inside a function), and a module of a subpackage that
+    imports back the module that imports it. (`_ext` stands for a compiled
+    extension: no edge.)"""
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("from ._ext import g\nfrom . import _ext\nVERSION = 1\n")
+    (package / "_ext.cpython-311-x86_64-linux-gnu.so").write_bytes(b"")
+    (package / "a.py").write_text("from . import b\n\ndef f():\n    return b\n")
+    (package / "b.py").write_text("def g():\n    from .a import f\n    return f\n")
+    (package / "c.py").write_text("import os\nimport pkg.sub.d\nfrom . import _ext, VERSION\n")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "d.py").write_text("from .. import c\n")
+    graph = import_graph(str(package))
+    assert graph["pkg"] == set()
+    assert graph["pkg.c"] == {"pkg", "pkg.sub.d"}
+    assert cycles(graph) == [["pkg.a", "pkg.b"], ["pkg.c", "pkg.sub.d"]]
+
+
+# --- torch patched in one place ----------------------------------------------
+
+PATCHES = "jitamp._patches"
+
+
+def _torch_names(tree: ast.Module) -> set[str]:
+    """Names a module binds to torch, its submodules or what they hold, or
+    to builtins (import torch; import torch.jit.frontend as f; from torch.x
+    import y; import builtins)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in ("torch", "builtins"):
+                    names.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module.split(".")[0] in ("torch", "builtins"):
+                names.update(alias.asname or alias.name for alias in node.names)
+    return names
+
+
+def _root(node: ast.expr) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def torch_patches(root: str = PACKAGE) -> list[str]:
+    """`module:line` of each statement outside jitamp._patches that sets or
+    deletes an attribute of torch (or of builtins): an assignment to
+    `torch.X...`, or setattr/delattr of an object reached from torch."""
+    found = []
+    for name, path in _modules(root).items():
+        if name == PATCHES:
+            continue
+        with open(path) as f:
+            tree = ast.parse(f.read(), path)
+        torch_names = _torch_names(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+                targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+                if any(isinstance(t, ast.Attribute) and _root(t) in torch_names for t in targets):
+                    found.append(f"{name}:{node.lineno}")
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                  and node.func.id in ("setattr", "delattr") and node.args
+                  and _root(node.args[0]) in torch_names):
+                found.append(f"{name}:{node.lineno}")
+    return found
+
+
+def test_torch_is_patched_only_in_the_patches_module():
+    assert torch_patches() == []
+
+
+def test_the_patch_check_finds_patches(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text(
+        "import torch\nimport torch.jit.frontend as fe\nfrom torch.jit import _freeze\nimport builtins\n"
+        "torch.jit.freeze = None\nfe.parse_def = None\nsetattr(_freeze, 'freeze', None)\n"
+        "delattr(builtins, 'x')\nx = torch.jit.freeze\nsetattr(object(), 'a', 1)\n")
+    assert torch_patches(str(package)) == ["pkg.a:5", "pkg.a:6", "pkg.a:7", "pkg.a:8"]
+
+
+def test_the_patches_are_installed_when_the_list_says():
+    """AT_IMPORT in place after `import jitamp`; each patch enable()
+    installs in place while enabled, and torch's back after disable()."""
+    import torch
+
+    import jitamp
+    from jitamp import _patches
+
+    for patch in _patches.AT_IMPORT:
+        assert getattr(getattr(patch.owner, patch.name), "_jitamp_patch", False), patch
+    assert torch.jit.freeze is torch.jit._freeze.freeze
+    assert not jitamp.is_enabled()
+    hooks_before = torch._C._jit_get_emit_hooks()
+    with jitamp.enable():
+        installed = list(jitamp.api._state.patches)
+        kinds = [type(patch) for patch in installed]
+        assert kinds[:2] == [_patches.BuiltinJitAutocastOff, _patches.EmitHooks]
+        replaced = [patch for patch in installed if isinstance(patch, _patches.Replace)]
+        assert len(replaced) == len(installed) - 2
+        for patch in replaced:
+            assert getattr(patch.owner, patch.name) is patch.replacement, patch
+        assert torch._C._jit_get_emit_hooks() == installed[1].mine
+    for patch in replaced:
+        if patch.original is _patches._ABSENT:
+            assert not hasattr(patch.owner, patch.name), patch
+        else:
+            assert getattr(patch.owner, patch.name) is patch.original, patch
+    assert torch._C._jit_get_emit_hooks() == hooks_before
+
+
+def test_patches_install_all_or_none():
+    import types
+
+    from jitamp import _patches
+
+    owner = types.SimpleNamespace(f=len)
+
+    class Fails:
+        def install(self):
+            raise RuntimeError("no")
+
+        def uninstall(self):
+            raise AssertionError("never installed")
+
+    first = _patches.Replace(owner, "f", lambda original: (lambda x: original(x) + 1))
+    added = _patches.Replace(owner, "g", lambda absent: abs)
+    try:
+        _patches.Installed([first, added, Fails()])
+    except RuntimeError:
+        pass
+    assert owner.f is len and not hasattr(owner, "g")
+    installed = _patches.Installed([first, added])
+    assert owner.f("ab") == 3 and owner.g is abs
+    installed.uninstall()
+    assert owner.f is len and not hasattr(owner, "g")
+
+
+if __name__ == "__main__":
+    graph = import_graph()
+    for module in sorted(graph):
+        print(f"{module} -> {', '.join(sorted(graph[module])) or '-'}")
+    found = cycles(graph)
+    print("cycles:", found or "none")
+    sys.exit(1 if found else 0)
