@@ -3,7 +3,7 @@
 Install torch first (any version jitamp supports, see pyproject.toml), then:
     pip install --no-build-isolation -e .
 
-- jitamp/libjitamp_ops.so, the op library: every .cpp in csrc/jit_autocast/
+- jitamp/libjitamp_ops.so, the op library: every .cpp under csrc/jit_autocast/
   (the ops, their kernels and the passes), linked against LibTorch alone, no
   Python. It is the library a C++ host links or preloads
   (LD_PRELOAD=$(jitamp library)); cpp/CMakeLists.txt can build the same set
@@ -62,7 +62,9 @@ class Build(BuildExtension.with_options(use_ninja=True)):
         super().build_extension(ext)
 
 
-OPS_SOURCES = sorted(glob.glob(os.path.join(library, "*.cpp")))
+# Every .cpp under csrc/jit_autocast (its rooms ir/, ops/, passes/,
+# pipeline/ and library.cpp), found, not listed.
+OPS_SOURCES = sorted(glob.glob(os.path.join(library, "**", "*.cpp"), recursive=True))
 BINDING_SOURCES = [os.path.join("csrc", "python", "bindings.cpp")]
 
 if sys.platform.startswith("linux"):

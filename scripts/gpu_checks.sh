@@ -46,6 +46,10 @@ export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available(),
       torch.cuda.get_device_name() if torch.cuda.is_available() else "")' | tee "$out/device.txt"
 start=$SECONDS
+# A lent machine may keep ignored build outputs of an earlier tree (seen:
+# objects of another commit, relinked by "ninja: no work to do", crashing
+# at the first script): always build from scratch.
+rm -rf build python/jitamp/*.so
 if ! MAX_JOBS=${MAX_JOBS:-16} python3 setup.py build_ext --inplace >"$out/build.log" 2>&1; then
   tail -40 "$out/build.log"
   echo "build FAILED (log: $out/build.log)"

@@ -17,7 +17,7 @@ agree on ("source": "sibling"). An autocast op whose policy none of these
 finds is an error, and so is a probe that disagrees with the header.
 
 `emit` merges probe JSONs (one per torch version) into the C++ include file
-csrc/jit_autocast/policy_table_generated.inc, failing when two versions
+csrc/jit_autocast/ir/policy_table_generated.inc, failing when two versions
 disagree on the policy of the same (op, device).
 
 Standalone: imports only torch and the standard library (jitamp's compiled

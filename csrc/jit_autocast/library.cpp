@@ -4,11 +4,11 @@
 // across files is unspecified). Kernels are in cast_ops.cpp (smart casts),
 // scope_ops.cpp (scopes, fallback calls), task_ops.cpp (blocking wait, forked tasks) and loader_ops.cpp
 // (loading saved models).
-#include "cast_ops.h"
-#include "fuser_casts.h"
-#include "loader_ops.h"
-#include "scope_ops.h"
-#include "task_ops.h"
+#include "ops/cast_ops.h"
+#include "passes/expose_static_casts_to_fuser.h"
+#include "pipeline/loader.h"
+#include "ops/scope_ops.h"
+#include "ops/task_ops.h"
 
 #include <torch/library.h>
 

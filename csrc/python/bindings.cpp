@@ -1,19 +1,20 @@
 // jitamp._C: the Python face of the passes and the policy table. Importing
 // it also registers the jitamp ops (the files of csrc/jit_autocast, linked
 // into the same library).
-#include "carry_autocast_into_tasks.h"
-#include "fold_static_casts.h"
-#include "function_rewrite.h"
-#include "fuser_casts.h"
-#include "insert_smart_casts.h"
-#include "jitamp_rewrite.h"
-#include "keep_loops_out_of_line.h"
-#include "lower_autocast_scopes.h"
-#include "make_waits_blocking.h"
-#include "policy_table.h"
-#include "record_autocast_cache_flags.h"
-#include "strip_static_scopes.h"
-#include "wrap_in_autocast_scope.h"
+#include "ir/graph_function_state.h"
+#include "ir/policy_table.h"
+#include "passes/expose_static_casts_to_fuser.h"
+#include "passes/fold_static_casts.h"
+#include "passes/insert_smart_casts.h"
+#include "passes/keep_addmm_whole.h"
+#include "passes/keep_constants_apart.h"
+#include "passes/keep_loops_out_of_line.h"
+#include "passes/keep_mms_unbatched.h"
+#include "passes/lower_autocast_scopes.h"
+#include "passes/strip_static_scopes.h"
+#include "passes/wrap_in_autocast_scope.h"
+#include "pipeline/function_rewrite.h"
+#include "pipeline/pipeline.h"
 
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/python/pybind_utils.h>
@@ -128,7 +129,7 @@ PYBIND11_MODULE(_C, m) {
       &jitamp::SetFuserCastsEnabled,
       py::arg("enabled"),
       "Whether the profiling executor shows the TensorExpr fuser the smart "
-      "casts whose state is static (fuser_casts.h; off by default); returns "
+      "casts whose state is static (expose_static_casts_to_fuser.h; off by default); returns "
       "the previous setting.");
 
   m.def(
@@ -143,11 +144,11 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "fold_static_casts_in_module",
       [](const torch::jit::Module& module) {
-        return jitamp::FoldStaticCastsInModule(module);
+        return jitamp::FreezeModule(module);
       },
       py::arg("module"),
-      "fold_static_casts on every method of a (frozen) module; returns the "
-      "names changed.");
+      "The freeze pipeline (pipeline.h) on a frozen module; returns the "
+      "names of the methods whose casts it folded.");
 
   m.def(
       "keep_addmm_whole",
@@ -157,7 +158,7 @@ PYBIND11_MODULE(_C, m) {
       py::arg("module"),
       "Each addmm of the module's methods with beta = alpha = 1 reads beta "
       "from a module attribute, so that TorchScript's stock executors do not "
-      "split it (function_rewrite.h); returns whether it changed (then "
+      "split it (keep_addmm_whole.h); returns whether it changed (then "
       "preoptimize_module).");
 
   m.def(
@@ -168,7 +169,7 @@ PYBIND11_MODULE(_C, m) {
       py::arg("module"),
       "Each tensor constant of the module's methods that loading's constant "
       "pooling would merge with one laid out otherwise is read from a module "
-      "attribute (function_rewrite.h); returns whether it changed (then "
+      "attribute (keep_constants_apart.h); returns whether it changed (then "
       "preoptimize_module). fold_static_casts_in_module runs it.");
 
   m.def(
@@ -179,7 +180,7 @@ PYBIND11_MODULE(_C, m) {
       py::arg("module"),
       "Each method of the module that has an aten::mm holds a never-taken "
       "in-place write to a module attribute, so that TorchScript's stock "
-      "executors do not batch its mm ops (BatchMM, function_rewrite.h); "
+      "executors do not batch its mm ops (BatchMM, keep_mms_unbatched.h); "
       "returns whether it changed (then preoptimize_module).");
 
   m.def(
@@ -217,26 +218,39 @@ PYBIND11_MODULE(_C, m) {
       },
       py::arg("function"));
 
-  using GraphPass = bool (*)(const std::shared_ptr<torch::jit::Graph>&);
-  const std::pair<const char*, GraphPass> passes[] = {
-      {"record_autocast_cache_flags", jitamp::RecordAutocastCacheFlags},
-      {"lower_autocast_scopes", jitamp::LowerAutocastScopes},
-      {"make_waits_blocking", jitamp::MakeWaitsBlocking},
-      {"carry_autocast_into_tasks", jitamp::CarryAutocastIntoTasks},
-      {"insert_smart_casts",
-       [](const std::shared_ptr<torch::jit::Graph>& graph) {
-         return jitamp::InsertSmartCasts(graph);
-       }},
-  };
-  for (const auto& [name, pass] : passes) {
-    m.def(
-        name,
-        [pass = pass](const std::shared_ptr<torch::jit::Graph>& graph) {
-          return pass(graph);
-        },
-        py::arg("graph"),
-        "One pass of the pipeline on one graph; returns whether it changed.");
-  }
+  m.def(
+      "pipeline_steps",
+      [] {
+        py::list steps;
+        for (const auto& step : jitamp::PipelineSteps()) {
+          steps.append(py::make_tuple(
+              step.pipeline, step.pass, step.header, step.on_graph));
+        }
+        return steps;
+      },
+      "(pipeline, pass, header, on_graph) for every step jitamp runs, in "
+      "order (pipeline.h): the one pass list.");
+
+  m.def(
+      "run_pass",
+      [](const std::string& name,
+         const std::shared_ptr<torch::jit::Graph>& graph) {
+        return jitamp::RunGraphPass(name, graph);
+      },
+      py::arg("name"),
+      py::arg("graph"),
+      "Run one graph pass of the list on `graph`; returns whether it "
+      "changed.");
+
+  m.def(
+      "freeze_standalone",
+      [](const torch::jit::Module& frozen, bool simple_executor) {
+        jitamp::FreezeStandalone(frozen, simple_executor);
+      },
+      py::arg("frozen"),
+      py::arg("simple_executor"),
+      "The standalone_freeze pipeline (pipeline.h) on a module "
+      "torch.jit.freeze made.");
 
   m.def(
       "policy_table",

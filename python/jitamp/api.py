@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import atexit
-import collections
 import threading
 from typing import Any, Sequence
 
@@ -199,23 +198,8 @@ def freeze(module: Any, *, preserved_attrs: Sequence[str] | None = None,
     frozen = plain_freeze(module, preserved_attrs=preserved_attrs, optimize_numerics=optimize_numerics)
     if frozen._c.hasattr(_loader.ATTRIBUTE):
         raise ValueError("jitamp.freeze(standalone=True): the module's methods use its jitamp loader object")
-    _C.rewrite_module(frozen._c, simple_executor=not profiling_executor)
-    _C.fold_static_casts_in_module(frozen._c)
-    graphs = {name: frozen._c._get_method(name).graph for name in frozen._c._method_names()}
-    # one line per obstacle, with how often it occurs (an unrolled loop
-    # repeats its body's)
-    obstacles = collections.Counter(f"{name}: {line}" for name, graph in graphs.items()
-                                    for line in _C.static_scope_obstacles(graph))
-    if obstacles:
-        raise ValueError("jitamp.freeze(standalone=True): the frozen model needs jitamp's ops:\n  "
-                         + "\n  ".join(line if count == 1 else f"{line} ({count} times)"
-                                        for line, count in obstacles.items()))
-    for graph in graphs.values():
-        _C.strip_static_scopes(graph)
-    # stock executors run it: keep what they would split apart whole
-    _C.keep_addmm_whole(frozen._c)
-    _C.keep_mms_unbatched(frozen._c)
-    _C.preoptimize_module(frozen._c)
+    # the standalone_freeze pipeline (csrc/jit_autocast/pipeline/pipeline.h)
+    _C.freeze_standalone(frozen._c, simple_executor=not profiling_executor)
     return frozen
 
 

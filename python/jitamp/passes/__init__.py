@@ -1,69 +1,78 @@
-"""The Python face of jitamp's passes.
+"""jitamp's passes, as the C++ pipeline lists them.
 
-The graph work is C++ (csrc/jit_autocast/): `rewrite_graph` runs the whole
-pipeline (jitamp_rewrite.h), in this order:
-
-    record_autocast_cache_flags -> lower_autocast_scopes
-        -> make_waits_blocking -> carry_autocast_into_tasks
-        -> insert_smart_casts
-
-On frozen graphs, `fold_static_casts` then does the casts of frozen
-weights whose autocast state the graph fixes, and `strip_static_scopes`
-(standalone freezing) removes every jitamp op where all scopes are static
-(FROZEN).
-
-How a rewritten function runs is set with it, graph included:
-`keep_loops_out_of_line` (a workaround for TorchScript's interpreter, run
-on every function jitamp configures, autocast or not).
-
-Each pass is also callable on its own, for tests and for looking at what
-one step does. The policy table that insert_smart_casts reads is in
-`policy`.
+Every sequence of passes jitamp runs is written once, in
+csrc/jit_autocast/pipeline/pipeline.cpp; `PIPELINES` is read from there
+(`jitamp passes` prints it, docs/passes.md shows it). `run(name, graph)`
+runs any graph pass of the list alone, for IR tests and for looking at what
+one step does; `rewrite_graph` runs the whole "rewrite" pipeline. The policy
+table that insert_smart_casts reads is in `policy`.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import NamedTuple
 
 import torch
 
 from .._library import _C
 from .policy import dispatcher_autocast_ops, ops_missing_from_table, policy_table
 
-#: The pipeline's passes, in the order rewrite_graph runs them.
-PIPELINE: tuple[tuple[str, Callable[[torch._C.Graph], bool]], ...] = (
-    ("record_autocast_cache_flags", _C.record_autocast_cache_flags),
-    ("lower_autocast_scopes", _C.lower_autocast_scopes),
-    ("make_waits_blocking", _C.make_waits_blocking),
-    ("carry_autocast_into_tasks", _C.carry_autocast_into_tasks),
-    ("insert_smart_casts", _C.insert_smart_casts),
+
+class Step(NamedTuple):
+    pipeline: str
+    name: str
+    header: str  # where the pass is, under csrc/jit_autocast/ (or torch's)
+    on_graph: bool  # a graph pass (run() takes it); else a module step
+
+
+#: Every step jitamp runs, pipelines in the order they apply, steps in order.
+STEPS: tuple[Step, ...] = tuple(Step(*row) for row in _C.pipeline_steps())
+
+#: Pipeline name -> its pass names, in order.
+PIPELINES: dict[str, tuple[str, ...]] = {}
+for _step in STEPS:
+    PIPELINES[_step.pipeline] = PIPELINES.get(_step.pipeline, ()) + (_step.name,)
+del _step
+
+#: The graph passes run() takes.
+GRAPH_PASSES: frozenset[str] = frozenset(
+    [step.name for step in STEPS if step.on_graph] + ["fold_static_casts", "strip_static_scopes"]
 )
 
 
-#: Passes on frozen graphs, after the pipeline: torch.jit.freeze of a
-#: rewritten module runs fold_static_casts on every method;
-#: jitamp.freeze(standalone=True) then strip_static_scopes (where
-#: static_scope_obstacles finds none).
-FROZEN: tuple[tuple[str, Callable[[torch._C.Graph], bool]], ...] = (
-    ("fold_static_casts", _C.fold_static_casts),
-    ("strip_static_scopes", _C.strip_static_scopes),
-)
-static_scope_obstacles = _C.static_scope_obstacles
-keep_loops_out_of_line = _C.keep_loops_out_of_line
+def run(name: str, graph: torch._C.Graph) -> bool:
+    """Run the graph pass `name` (one of GRAPH_PASSES) alone on `graph`, in
+    place. Returns whether it changed the graph."""
+    return _C.run_pass(name, graph)
 
 
 def rewrite_graph(graph: torch._C.Graph) -> bool:
-    """Run the whole pipeline on one graph in place (and on the subgraphs of
-    its forks). Callees are not followed: use jitamp.rewrite on functions
+    """Run the "rewrite" pipeline on one graph in place (and on the subgraphs
+    of its forks). Callees are not followed: use jitamp.rewrite on functions
     and modules. Returns whether the graph changed."""
     return _C.rewrite_graph(graph)
 
 
+def markdown() -> str:
+    """The pass list as docs/passes.md shows it."""
+    lines = []
+    for pipeline, names in PIPELINES.items():
+        lines.append(f"- **{pipeline}**:")
+        for step in (s for s in STEPS if s.pipeline == pipeline):
+            lines.append(f"  - `{step.name}` (`{step.header}`)")
+    return "\n".join(lines)
+
+
+static_scope_obstacles = _C.static_scope_obstacles
+
 __all__ = [
-    "PIPELINE",
-    "FROZEN",
-    "static_scope_obstacles",
-    "keep_loops_out_of_line",
+    "STEPS",
+    "PIPELINES",
+    "GRAPH_PASSES",
+    "Step",
+    "run",
     "rewrite_graph",
+    "markdown",
+    "static_scope_obstacles",
     "policy_table",
     "dispatcher_autocast_ops",
     "ops_missing_from_table",

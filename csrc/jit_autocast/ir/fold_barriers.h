@@ -1,0 +1,260 @@
+// Keeping ops whose result the autocast state decides from being computed
+// ahead of time. Header-only; shared by insert_smart_casts.cpp (which puts
+// the barriers in), fold_static_casts.cpp (which settles them in frozen
+// graphs), preoptimize.cpp and strip_static_scopes.cpp (which take them
+// out).
+//
+// TorchScript's constant propagation runs, once, every op whose inputs are
+// all constants, in the thread's state of that moment: torch.jit.freeze
+// does (frozen weights are constants), and so does the profiling executor
+// when it optimizes a graph at its first calls (`torch.ones(3)` is a
+// constant). A smart cast is never folded (its region token is never a
+// constant), so an op behind smart casts is not either. An op that eager's
+// dispatcher autocasts with no cast in the IR is: a composite op whose
+// decomposition reaches an autocast op (`F.pad(w, mode="reflect")` reaches
+// reflection_pad1d, float32 on CPU), an op whose autocast kernel has no
+// table row, an op whose inputs FoldStaticCasts has made constants. Folded,
+// it gives what the state at folding gives, not what the caller's (or its
+// scope's) state gives at each call (fuzz finding 11).
+//
+// InsertSmartCasts therefore puts `jitamp::autocast_dependent(x, region)`
+// -- an identity whose region token is never a constant -- on one tensor
+// input of every op whose result the state may change (autocastMayChange,
+// policy_table.h) and whose inputs may all become constants
+// (MaybeConstants): then it is never folded. FoldStaticCasts settles them
+// in a frozen graph, where the inputs are constants: it computes the op
+// once under its scope's static state, or, in the caller's state, where
+// every state gives the same bits; otherwise the barrier stays and the op
+// runs at every call, as in eager. jitamp's simple executor runs no
+// constant propagation: its plan drops them (SimpleExecutorPlan), and so
+// does the standalone lowering (its caller's autocast is off).
+#pragma once
+
+#include "ir/jitamp_ir.h"
+
+#include <torch/csrc/jit/ir/ir.h>
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+namespace jitamp {
+
+inline bool isFoldBarrier(const torch::jit::Node* node) {
+  return node->kind() == ops::kDependent;
+}
+
+// `value`, or what the barrier that made it guards.
+inline torch::jit::Value* throughBarrier(torch::jit::Value* value) {
+  return isFoldBarrier(value->node()) ? value->node()->input(0) : value;
+}
+
+// Which values of a graph may become constants by constant propagation,
+// followed along a walk in program order (enter() before a node's blocks,
+// record() after the node). Not: the results of jitamp ops (a barrier's
+// included), of ops constant propagation never runs (side effects other
+// than a call's, in-place), of forked tasks, and what is computed from
+// those. (Nondeterministic ops count as may: asking costs a SchemaInfo per
+// node, and a barrier too many only costs an op.) Graph inputs and attributes may: a caller may inline
+// the graph with constants, freezing makes attributes constants (a frozen
+// module, too, may be called by a module that is frozen later).
+class MaybeConstants {
+ public:
+  bool maybe(const torch::jit::Value* value) const {
+    const size_t id = value->unique();
+    return id >= runtime_.size() || !runtime_[id];
+  }
+
+  // Before `node`'s blocks are walked: a loop body's inputs.
+  void enter(torch::jit::Node* node) {
+    if (node->kind() == c10::prim::Loop) {
+      torch::jit::Block* body = node->blocks().at(0);
+      // the iteration count, then the carried values (loop inputs 2...)
+      setIf(body->inputs().at(0), maybe(node->input(0)));
+      for (size_t j = 1; j < body->inputs().size(); ++j) {
+        setIf(body->inputs()[j], maybe(node->input(j + 1)));
+      }
+      return;
+    }
+    for (torch::jit::Block* block : node->blocks()) {
+      for (torch::jit::Value* input : block->inputs()) {
+        setIf(input, false);
+      }
+    }
+  }
+
+  // After `node` (and its blocks).
+  void record(torch::jit::Node* node) {
+    using namespace c10;
+    const auto kind = node->kind();
+    if (kind == prim::Constant) {
+      return;
+    }
+    if (kind == prim::If) {
+      const bool condition = maybe(node->input(0));
+      for (size_t j = 0; j < node->outputs().size(); ++j) {
+        bool any = false;
+        for (torch::jit::Block* block : node->blocks()) {
+          any = any || maybe(block->outputs()[j]);
+        }
+        setIf(node->output(j), condition && any);
+      }
+      return;
+    }
+    if (kind == prim::Loop) {
+      torch::jit::Block* body = node->blocks().at(0);
+      const bool counted = maybe(node->input(0)) && maybe(node->input(1));
+      for (size_t j = 0; j < node->outputs().size(); ++j) {
+        setIf(
+            node->output(j),
+            counted && maybe(node->input(j + 2)) &&
+                maybe(body->outputs()[j + 1]));
+      }
+      return;
+    }
+    // The inputs first: most results computed from a cast's are settled
+    // there, before the questions that cost more.
+    bool may = node->blocks().empty();
+    for (size_t i = 0; may && i < node->inputs().size(); ++i) {
+      may = maybe(node->input(i));
+    }
+    // A call's result is its callee's, which freezing inlines.
+    const bool call = kind == prim::CallFunction || kind == prim::CallMethod;
+    may = may && !hasTaskSubgraph(node) && !isJitampOp(node) &&
+        (call || !node->hasSideEffects());
+    if (may) {
+      const torch::jit::FunctionSchema* schema = node->maybeSchema();
+      may = !(schema && schema->is_mutable());
+    }
+    for (torch::jit::Value* output : node->outputs()) {
+      setIf(output, may);
+    }
+  }
+
+ private:
+  void setIf(const torch::jit::Value* value, bool may) {
+    const size_t id = value->unique();
+    if (id >= runtime_.size()) {
+      if (may) {
+        return;
+      }
+      runtime_.resize(std::max<size_t>(id + 1, 2 * runtime_.size()), false);
+    }
+    runtime_[id] = !may;
+  }
+
+  // By Value::unique() (dense within a graph): cheaper than a hash set,
+  // at one look per input of every node of the pass.
+  std::vector<bool> runtime_;
+};
+
+// The input of `node` a barrier goes on: the first Tensor, else the first
+// Optional[Tensor], else the first Tensor[] (each has an overload).
+inline std::optional<size_t> barrierInput(const torch::jit::Node* node) {
+  std::optional<size_t> optional, list;
+  for (size_t i = 0; i < node->inputs().size(); ++i) {
+    const c10::TypePtr& type = node->input(i)->type();
+    if (type->kind() == c10::TypeKind::TensorType) {
+      return i;
+    }
+    if (const auto opt = type->cast<c10::OptionalType>()) {
+      if (!optional &&
+          opt->getElementType()->kind() == c10::TypeKind::TensorType) {
+        optional = i;
+      }
+    } else if (const auto l = type->cast<c10::ListType>()) {
+      if (!list && l->getElementType()->kind() == c10::TypeKind::TensorType) {
+        list = i;
+      }
+    }
+  }
+  return optional ? optional : list;
+}
+
+// Puts a barrier on input `index` of `node`, tied to `region`.
+inline torch::jit::Node* insertFoldBarrier(
+    torch::jit::Node* node,
+    size_t index,
+    torch::jit::Value* region) {
+  torch::jit::Graph* graph = node->owningGraph();
+  torch::jit::Value* input = node->input(index);
+  torch::jit::Node* barrier =
+      graph->create(ops::kDependent, {input, region}, 1);
+  barrier->output()->setType(input->type());
+  barrier->setSourceRange(node->sourceRange());
+  barrier->insertBefore(node);
+  node->replaceInput(index, barrier->output());
+  return barrier;
+}
+
+// Whether some input of `node` is a barrier's.
+inline bool hasFoldBarrier(const torch::jit::Node* node) {
+  for (const torch::jit::Value* input : node->inputs()) {
+    if (isFoldBarrier(input->node())) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Takes `node`'s barriers off it (a barrier nothing else reads goes).
+inline void removeFoldBarriers(torch::jit::Node* node) {
+  for (size_t i = 0; i < node->inputs().size(); ++i) {
+    torch::jit::Node* barrier = node->input(i)->node();
+    if (!isFoldBarrier(barrier)) {
+      continue;
+    }
+    node->replaceInput(i, barrier->input(0));
+    if (!barrier->output()->hasUses()) {
+      barrier->destroy();
+    }
+  }
+}
+
+// Whether TorchScript's DecomposeOps may split `node` into `mm` + `add`,
+// which round twice where eager's addmm rounds once (0.25 apart on a 64x64
+// bfloat16 result under autocast, 1 float32 ulp without): an aten::addmm
+// neither of whose beta and alpha is a constant other than 1. The profiling
+// executor runs it before profiling, the legacy executor on no-grad code;
+// it splits where both are the constant 1 (one that is an argument may
+// become it where a caller inlines the graph), so reading either from a
+// value that no pass folds keeps the op whole (ProfilingExecutorPlan,
+// KeepAddmmWholeInModule).
+inline bool decomposableAddmm(const torch::jit::Node* node) {
+  if (node->kind() != c10::aten::addmm ||
+      !node->matches(
+          "aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta, "
+          "Scalar alpha) -> Tensor")) {
+    return false;
+  }
+  for (const c10::Symbol name : {c10::attr::beta, c10::attr::alpha}) {
+    const std::optional<c10::IValue> constant =
+        torch::jit::toIValue(node->namedInput(name));
+    if (constant.has_value() && constant->isScalar() &&
+        constant->toScalar().toComplexDouble() != 1.0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Removes every barrier of `block` and its nested blocks (not of forked
+// tasks' subgraphs).
+inline bool removeAllFoldBarriers(torch::jit::Block* block) {
+  bool changed = false;
+  for (auto it = block->nodes().begin(); it != block->nodes().end();) {
+    torch::jit::Node* node = *it;
+    ++it;
+    for (torch::jit::Block* sub : node->blocks()) {
+      changed |= removeAllFoldBarriers(sub);
+    }
+    if (isFoldBarrier(node)) {
+      node->output()->replaceAllUsesWith(node->input(0));
+      node->destroy();
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+} // namespace jitamp

@@ -1,0 +1,143 @@
+#include "ir/graph_function_state.h"
+
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/version.h>
+
+#include <memory>
+#include <tuple>
+#include <type_traits>
+
+namespace jitamp {
+
+using namespace torch::jit;
+
+namespace {
+
+
+// jitamp reads and writes two private members of torch::jit::GraphFunction
+// (below: optimized_graphs_, an array of shared_ptr<Graph>, and executors_,
+// an array of optional GraphExecutor), reads one of torch::jit::
+// GraphExecutor (pImpl), and calls GraphFunction's _set_ignore_amp /
+// _set_initial_executor_execution_mode.
+// All exist, with these meanings, in every torch this file is checked on.
+static_assert(
+    TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4 &&
+        TORCH_VERSION_MINOR <= 15,
+    "jitamp supports torch 2.4 to 2.15 (it reads GraphFunction internals in "
+    "function_rewrite.cpp); this is torch " TORCH_VERSION
+    ": check executors_ / optimized_graphs_ there and extend the range");
+
+// GraphFunction keeps its executors and inlinable graphs private, and they
+// are exactly what tells whether it has run. Standard C++ allows naming a
+// private member in an explicit template instantiation; that is how we read
+// them. The member types are deduced (c10::optional or std::optional,
+// depending on the torch version), not copied from torch's layout.
+template <typename Tag, auto Member>
+struct PrivateMember {
+  friend constexpr auto get(Tag) {
+    return Member;
+  }
+};
+
+struct ExecutorsTag {
+  friend constexpr auto get(ExecutorsTag);
+};
+template struct PrivateMember<ExecutorsTag, &GraphFunction::executors_>;
+
+struct OptimizedGraphsTag {
+  friend constexpr auto get(OptimizedGraphsTag);
+};
+template struct PrivateMember<
+    OptimizedGraphsTag,
+    &GraphFunction::optimized_graphs_>;
+
+struct ExecutorImplTag {
+  friend constexpr auto get(ExecutorImplTag);
+};
+template struct PrivateMember<ExecutorImplTag, &GraphExecutor::pImpl>;
+
+// TorchScript fills one slot of optimized_graphs_ (one per autocast
+// specialization) at a time, with a graph of its own, when the function
+// first runs, or a caller inlines it, under that specialization. jitamp
+// fills every slot with the same graph (installOptimizedGraph): that is
+
+} // namespace
+
+bool holdsJitampsOptimizedGraph(GraphFunction& graph_function) {
+  const auto& slots = graph_function.*get(OptimizedGraphsTag());
+  static_assert(
+      std::tuple_size_v<std::remove_reference_t<decltype(slots)>> > 1,
+      "GraphFunction has one optimized graph: jitamp's cannot be told apart");
+  const std::shared_ptr<Graph>& first = slots.front();
+  if (!first) {
+    return false;
+  }
+  for (const std::shared_ptr<Graph>& slot : slots) {
+    if (slot != first) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// GraphFunction keeps one executor slot per specialization too, filled when
+// the function first runs under it. jitamp fills every slot with one
+// executor (installPlan): that is how its executor is told apart.
+bool holdsJitampsExecutor(GraphFunction& graph_function) {
+  const auto& slots = graph_function.*get(ExecutorsTag());
+  if (!slots.front().has_value()) {
+    return false;
+  }
+  const auto& impl = (*slots.front()).*get(ExecutorImplTag());
+  for (const auto& slot : slots) {
+    if (!slot.has_value() || (*slot).*get(ExecutorImplTag()) != impl) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool HasRun(Function& function) {
+  if (!function.isGraphFunction()) {
+    return false;
+  }
+  auto& graph_function = toGraphFunction(function);
+  if (holdsJitampsExecutor(graph_function)) {
+    return false;
+  }
+  for (const auto& executor : graph_function.*get(ExecutorsTag())) {
+    if (executor.has_value()) {
+      return true;
+    }
+  }
+  if (holdsJitampsOptimizedGraph(graph_function)) {
+    return false;
+  }
+  for (const std::shared_ptr<Graph>& slot :
+       graph_function.*get(OptimizedGraphsTag())) {
+    if (slot) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::shared_ptr<Graph> optimizedGraph(GraphFunction& function) {
+  return (function.*get(OptimizedGraphsTag())).front();
+}
+
+void setOptimizedGraphs(
+    GraphFunction& function,
+    const std::shared_ptr<Graph>& graph) {
+  for (auto& slot : function.*get(OptimizedGraphsTag())) {
+    slot = graph;
+  }
+}
+
+void setExecutors(GraphFunction& function, const GraphExecutor& executor) {
+  for (auto& slot : function.*get(ExecutorsTag())) {
+    slot = executor;
+  }
+}
+
+} // namespace jitamp

@@ -1,0 +1,175 @@
+// What jitamp's passes share: the symbols of the jitamp ops and a few
+// questions about TorchScript IR. Header-only; included by the pass files.
+#pragma once
+
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/custom_class_detail.h>
+
+#include <string>
+#include <unordered_map>
+
+namespace jitamp {
+
+// Symbols of the ops registered in library.cpp.
+namespace ops {
+inline const c10::Symbol kEnter =
+    c10::Symbol::fromQualString("jitamp::autocast_enter");
+inline const c10::Symbol kExit =
+    c10::Symbol::fromQualString("jitamp::autocast_exit");
+inline const c10::Symbol kCacheEnabled =
+    c10::Symbol::fromQualString("jitamp::autocast_cache_enabled");
+inline const c10::Symbol kCallerRegion =
+    c10::Symbol::fromQualString("jitamp::autocast_caller_region");
+// What the two above become in the graphs jitamp's executors compile
+// (passes/use_scope_ops_of_plans.h): the ops above raise when they run.
+inline const c10::Symbol kEnterInPlan =
+    c10::Symbol::fromQualString("jitamp::autocast_enter_in_plan");
+inline const c10::Symbol kCallerRegionInPlan =
+    c10::Symbol::fromQualString("jitamp::autocast_caller_region_in_plan");
+inline const c10::Symbol kToFp16 =
+    c10::Symbol::fromQualString("jitamp::autocast_to_fp16");
+inline const c10::Symbol kToFp32 =
+    c10::Symbol::fromQualString("jitamp::autocast_to_fp32");
+inline const c10::Symbol kToFp16BeforeLoop =
+    c10::Symbol::fromQualString("jitamp::autocast_to_fp16_before_loop");
+inline const c10::Symbol kPromote =
+    c10::Symbol::fromQualString("jitamp::autocast_promote");
+inline const c10::Symbol kDependent =
+    c10::Symbol::fromQualString("jitamp::autocast_dependent");
+inline const c10::Symbol kWait = c10::Symbol::fromQualString("jitamp::wait");
+inline const c10::Symbol kTaskState =
+    c10::Symbol::fromQualString("jitamp::autocast_task_state");
+inline const c10::Symbol kTaskStarted =
+    c10::Symbol::fromQualString("jitamp::autocast_task_started");
+inline const c10::Symbol kTaskEnter =
+    c10::Symbol::fromQualString("jitamp::autocast_task_enter");
+inline const c10::Symbol kTaskExit =
+    c10::Symbol::fromQualString("jitamp::autocast_task_exit");
+inline const c10::Symbol kRaiseAsEager =
+    c10::Symbol::fromQualString("jitamp::raise_as_eager");
+inline const c10::Symbol kSuspendAutocast =
+    c10::Symbol::fromQualString("jitamp::suspend_autocast");
+inline const c10::Symbol kResumeAutocast =
+    c10::Symbol::fromQualString("jitamp::resume_autocast");
+inline const c10::Symbol kIgnoreAmpInFallbacks =
+    c10::Symbol::fromQualString("jitamp::ignore_amp_in_fallbacks");
+} // namespace ops
+
+// The TorchScript type of one of jitamp's classes (registered in
+// library.cpp), e.g. jitampClass("AutocastGuard").
+inline c10::TypePtr jitampClass(const std::string& name) {
+  auto type = torch::getCustomClass("__torch__.torch.classes.jitamp." + name);
+  TORCH_INTERNAL_ASSERT(type, "jitamp's op library is not loaded");
+  return type;
+}
+
+// Whether `node` is one of jitamp's ops. (Symbol::ns() takes the interned
+// strings' lock: asked once per kind and thread.)
+inline bool isJitampOp(const torch::jit::Node* node) {
+  static const c10::Symbol jitamp =
+      c10::Symbol::fromQualString("namespaces::jitamp");
+  thread_local std::unordered_map<c10::Symbol, bool> known;
+  const c10::Symbol kind = node->kind();
+  auto it = known.find(kind);
+  if (it == known.end()) {
+    it = known.emplace(kind, kind.ns() == jitamp).first;
+  }
+  return it->second;
+}
+
+// A scope's enter op, as saved or as in a plan.
+inline bool isEnter(const torch::jit::Node* node) {
+  return node->kind() == ops::kEnter || node->kind() == ops::kEnterInPlan;
+}
+
+// The caller region's token op, as saved or as in a plan.
+inline bool isCallerRegion(const torch::jit::Node* node) {
+  return node->kind() == ops::kCallerRegion ||
+      node->kind() == ops::kCallerRegionInPlan;
+}
+
+// The scope ops as saved, each with what it becomes in jitamp's plans
+// (passes/use_scope_ops_of_plans.h): as saved they raise when they run
+// (library.cpp registers the raising kernel for the same schemas).
+inline const std::unordered_map<c10::Symbol, c10::Symbol>& scopeOpsInPlans() {
+  static const std::unordered_map<c10::Symbol, c10::Symbol> in_plans = {
+      {ops::kEnter, ops::kEnterInPlan},
+      {ops::kCallerRegion, ops::kCallerRegionInPlan}};
+  return in_plans;
+}
+
+// Whether `node` is a scope op as saved, which raises outside jitamp's plans.
+inline bool isScopeOpAsSaved(const torch::jit::Node* node) {
+  return scopeOpsInPlans().count(node->kind()) != 0;
+}
+
+inline bool isSmartCast(const torch::jit::Node* node) {
+  const auto kind = node->kind();
+  return kind == ops::kToFp16 || kind == ops::kToFp32 || kind == ops::kPromote;
+}
+
+// prim::fork / prim::awaitable: nodes whose Subgraph runs as its own graph.
+inline bool hasTaskSubgraph(const torch::jit::Node* node) {
+  return (node->kind() == c10::prim::fork ||
+          node->kind() == c10::prim::awaitable) &&
+      node->hasAttribute(c10::attr::Subgraph);
+}
+
+// The first jitamp op of every rewritten graph (the cache flag of its first
+// scope, or the caller's region token) gets a value name that says what to
+// do: loading a saved model without `import jitamp` fails at that line, and
+// TorchScript's error shows it ("Unknown builtin op: jitamp::...").
+inline std::string loadHint(const char* what) {
+  return std::string(what) + "_needs_import_jitamp";
+}
+
+// A new jitamp::autocast_caller_region at the top of `graph`: the token of
+// the region of code outside any scope (an existing one is not reused: in
+// a graph with inlined callees it may belong to code inside a scope).
+inline torch::jit::Value* insertCallerRegion(torch::jit::Graph& graph) {
+  torch::jit::WithInsertPoint guard(graph.block()->nodes().front());
+  torch::jit::Node* region = graph.create(ops::kCallerRegion, {}, 1);
+  region->output()->setType(c10::IntType::get());
+  region->output()->setDebugName(loadHint("caller_region"));
+  graph.insertNode(region);
+  return region->output();
+}
+
+// The caller-region token of a plan, made at the first use (one per plan,
+// shared by the passes that read it).
+class CallerRegion {
+ public:
+  explicit CallerRegion(torch::jit::Graph& graph) : graph_(graph) {}
+  torch::jit::Value* operator()() {
+    if (value_ == nullptr) {
+      value_ = insertCallerRegion(graph_);
+    }
+    return value_;
+  }
+
+ private:
+  torch::jit::Graph& graph_;
+  torch::jit::Value* value_ = nullptr;
+};
+
+// The autocast context-manager classes as TorchScript compiles them
+// (torch.autocast, torch.amp / torch.cpu.amp / torch.cuda.amp .autocast),
+// with the name mangling of models loaded from disk stripped.
+inline bool isAutocastClass(const c10::TypePtr& type) {
+  const auto cls = type->cast<c10::ClassType>();
+  if (!cls || !cls->name()) {
+    return false;
+  }
+  std::string name;
+  for (const auto& atom : cls->name()->atoms()) {
+    if (atom.rfind("___torch_mangle_", 0) == 0) {
+      continue;
+    }
+    name += name.empty() ? atom : "." + atom;
+  }
+  return name == "__torch__.torch.amp.autocast_mode.autocast" ||
+      name == "__torch__.torch.cpu.amp.autocast_mode.autocast" ||
+      name == "__torch__.torch.cuda.amp.autocast_mode.autocast";
+}
+
+} // namespace jitamp

@@ -1,0 +1,226 @@
+// What the IR says about the autocast state at a point of a walk over
+// lowered IR: for each device type, whether the state is known without
+// running the graph (a "static" state) and what it is. Shared by
+// fold_static_casts.cpp and strip_static_scopes.cpp. Header-only.
+//
+// A scope's state is static when the IR gives it as constants:
+//  - `jitamp::autocast_enter.args(device_type, dtype, enabled, cache)` with
+//    constant device type, dtype and enabled (WrapInAutocastScope);
+//  - `jitamp::autocast_enter(%obj)` where %obj is made in this graph
+//    (prim::CreateObject: the scripted __init__ inlined, as in a frozen
+//    graph), set exactly once each of `device`, `fast_dtype`, `_enabled`,
+//    in the block that made it, to constants, and used only by prim::SetAttr,
+//    prim::GetAttr and enter ops. `torch.autocast("cpu")` without a dtype
+//    takes the thread's dtype when it is built (aten::get_autocast_dtype):
+//    not static, unless enabled is a constant False (the dtype then does not
+//    matter).
+// Constant enabled=False is off whatever the dtype. On CPU, enabled with a
+// dtype other than bfloat16/float16 is off too (eager warns and disables,
+// scope_ops.cpp). On CUDA, enabled is on only where CUDA is there: known for
+// the casts of tensors on a CUDA device, which is all the folding asks.
+// Code outside any scope runs in its caller's state: never static. A scope
+// for another device type does not change a device type's state; a scope
+// whose device type is not a constant might be any: beyond it, nothing is
+// static. Nor is a device type's state where its innermost scope may have
+// been closed on some path (after an early return, break or continue in
+// it, OpenScope::maybe_closed): the code there may run inside the scope or
+// after it.
+#pragma once
+
+#include "ir/jitamp_ir.h"
+#include "ir/open_scopes.h"
+
+#include <c10/core/Device.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace jitamp {
+
+// The autocast state of one device type.
+struct DeviceAutocast {
+  bool enabled = false;
+  at::ScalarType dtype = at::kBFloat16; // meaningful when enabled
+
+  bool operator==(const DeviceAutocast& other) const {
+    return enabled == other.enabled && (!enabled || dtype == other.dtype);
+  }
+};
+
+// What one scope's enter op sets, as far as the IR tells.
+struct ScopeFacts {
+  std::optional<c10::DeviceType> device_type; // nullopt: not a constant
+  std::optional<DeviceAutocast> state; // nullopt: not static
+};
+
+namespace static_scopes_detail {
+
+inline std::optional<c10::IValue> constantOf(torch::jit::Value* value) {
+  if (value == nullptr) {
+    return std::nullopt;
+  }
+  return torch::jit::toIValue(value);
+}
+
+inline std::optional<c10::DeviceType> deviceTypeOf(const c10::IValue& device) {
+  if (!device.isString()) {
+    return std::nullopt;
+  }
+  try {
+    return c10::Device(device.toStringRef()).type();
+  } catch (const c10::Error&) {
+    return std::nullopt; // the enter op raises eager's error at run time
+  }
+}
+
+// The one value set to `name` on `object`, or nullptr if it is not set
+// exactly once, in `block`.
+inline torch::jit::Value* setOnce(
+    torch::jit::Value* object,
+    const char* name,
+    const torch::jit::Block* block) {
+  torch::jit::Value* found = nullptr;
+  for (const torch::jit::Use& use : object->uses()) {
+    const torch::jit::Node* user = use.user;
+    if (user->kind() != c10::prim::SetAttr || user->s(c10::attr::name) != name) {
+      continue;
+    }
+    if (found != nullptr || user->owningBlock() != block) {
+      return nullptr;
+    }
+    found = user->input(1);
+  }
+  return found;
+}
+
+// The constant device type, dtype and enabled of a scope, or nullptr each
+// where the IR does not give a constant.
+struct EnterArgs {
+  torch::jit::Value* device = nullptr;
+  torch::jit::Value* dtype = nullptr;
+  torch::jit::Value* enabled = nullptr;
+};
+
+inline EnterArgs enterArgs(const torch::jit::Node* enter) {
+  if (enter->inputs().size() >= 3) { // autocast_enter.args
+    return {enter->input(0), enter->input(1), enter->input(2)};
+  }
+  torch::jit::Value* object = enter->input(0);
+  const torch::jit::Node* made = object->node();
+  if (made->kind() != c10::prim::CreateObject) {
+    return {};
+  }
+  for (const torch::jit::Use& use : object->uses()) {
+    const auto kind = use.user->kind();
+    if (kind != c10::prim::SetAttr && kind != c10::prim::GetAttr &&
+        !isEnter(use.user)) {
+      return {}; // it escapes: something else may change it
+    }
+  }
+  const torch::jit::Block* block = made->owningBlock();
+  return {
+      setOnce(object, "device", block),
+      setOnce(object, "fast_dtype", block),
+      setOnce(object, "_enabled", block)};
+}
+
+} // namespace static_scopes_detail
+
+// What the enter op `enter` (jitamp::autocast_enter or .args) sets.
+inline ScopeFacts scopeFacts(const torch::jit::Node* enter) {
+  using namespace static_scopes_detail;
+  const EnterArgs args = enterArgs(enter);
+  ScopeFacts facts;
+  const auto device = constantOf(args.device);
+  if (!device || !(facts.device_type = deviceTypeOf(*device))) {
+    return facts;
+  }
+  const auto enabled = constantOf(args.enabled);
+  if (!enabled || !enabled->isBool()) {
+    return facts;
+  }
+  if (!enabled->toBool()) {
+    facts.state = DeviceAutocast{false, at::kBFloat16};
+    return facts;
+  }
+  const auto dtype = constantOf(args.dtype);
+  if (!dtype || !dtype->isInt()) {
+    return facts;
+  }
+  const auto scalar_type = static_cast<at::ScalarType>(dtype->toInt());
+  if (*facts.device_type == c10::DeviceType::CPU) {
+    const bool supported =
+        scalar_type == at::kBFloat16 || scalar_type == at::kHalf;
+    facts.state = DeviceAutocast{supported, scalar_type};
+  } else if (*facts.device_type == c10::DeviceType::CUDA) {
+    facts.state = DeviceAutocast{true, scalar_type};
+  }
+  return facts;
+}
+
+// OpenScopes (open_scopes.h) with what each open scope sets.
+class StaticScopes {
+ public:
+  // As OpenScopes::track.
+  bool track(torch::jit::Node* node) {
+    return scopes_.track(node);
+  }
+
+  // As OpenScopes::walkBlocks.
+  template <typename Walk>
+  void walkBlocks(torch::jit::Node* node, Walk&& walk) {
+    scopes_.walkBlocks(node, std::forward<Walk>(walk));
+  }
+
+  // The state of `device_type` at this point, if static. Device types other
+  // than CPU and CUDA have no autocast state that a cast reads: off.
+  std::optional<DeviceAutocast> stateOf(c10::DeviceType device_type) const {
+    if (device_type != c10::DeviceType::CPU &&
+        device_type != c10::DeviceType::CUDA) {
+      return DeviceAutocast{};
+    }
+    const auto& open = scopes_.all();
+    for (auto scope = open.rbegin(); scope != open.rend(); ++scope) {
+      const ScopeFacts facts = scopeFacts(scope->guard->node());
+      if (!facts.device_type) {
+        return std::nullopt; // might be any device type
+      }
+      if (*facts.device_type == device_type) {
+        if (scope->maybe_closed) {
+          return std::nullopt; // this scope's, or what is outside it
+        }
+        return facts.state;
+      }
+    }
+    return std::nullopt; // the caller's state
+  }
+
+  // The open scope of `device_type` that some path may have closed
+  // (OpenScope::maybe_closed) and that governs it here if it is open, or
+  // nullptr.
+  const OpenScope* maybeClosed(c10::DeviceType device_type) const {
+    const auto& open = scopes_.all();
+    for (auto scope = open.rbegin(); scope != open.rend(); ++scope) {
+      const ScopeFacts facts = scopeFacts(scope->guard->node());
+      if (!facts.device_type) {
+        return nullptr; // not static either way
+      }
+      if (*facts.device_type == device_type) {
+        return scope->maybe_closed ? &*scope : nullptr;
+      }
+    }
+    return nullptr;
+  }
+
+  // As OpenScopes::innermost.
+  const OpenScope* innermost() const {
+    return scopes_.innermost();
+  }
+
+ private:
+  OpenScopes scopes_;
+};
+
+} // namespace jitamp

@@ -1,0 +1,199 @@
+// The guard of an autocast scope: made by jitamp::autocast_enter, closed by
+// jitamp::autocast_exit (scope_ops.cpp), registered as a TorchScript class
+// in library.cpp.
+#pragma once
+
+#include "ops/cast_ops.h"
+
+#include <ATen/autocast_mode.h>
+#include <torch/custom_class.h>
+
+#include <atomic>
+#include <thread>
+
+namespace jitamp {
+
+// The attribute the pass adds to the autocast classes: eager's __init__
+// resolves cache_enabled=None when the object is built, the scripted
+// __init__ drops it; jitamp::autocast_enter reads it.
+constexpr const char* kCacheAttr = "_jitamp_cache_enabled";
+
+// Tasks forked inside an open scope that have not ended yet. Eager runs a
+// forked function to its end before the caller goes on, so everything it
+// casts shares eager's cast cache (one for the whole process) with the
+// caller's region; a TorchScript task may still run after the caller's
+// outermost scope has exited. While one does, that exit leaves the cache
+// for a later outermost exit to clear, so the task and the caller still
+// share their casts (the same cast node, hence eager's gradients).
+inline std::atomic<int>& pendingTasks() {
+  static std::atomic<int> count{0};
+  return count;
+}
+
+// What an outermost scope exit does to eager's cast cache (see above).
+inline void clearCacheUnlessTasksPending() {
+  if (pendingTasks().load() == 0) {
+    at::autocast::clear_cache();
+    ForgetUncachedCasts();
+  }
+}
+
+struct AutocastGuard : torch::CustomClassHolder {
+  c10::DeviceType device_type = c10::DeviceType::CPU;
+  bool prev_enabled = false;
+  at::ScalarType prev_dtype = at::kBFloat16;
+  bool prev_cache_enabled = true;
+  bool open = false;
+  // The state is thread-local: only the thread that entered can restore it.
+  std::thread::id owner = std::this_thread::get_id();
+
+  // autocast.__exit__
+  void close() {
+    if (!open) {
+      return;
+    }
+    open = false;
+    if (at::autocast::decrement_nesting() == 0) {
+      clearCacheUnlessTasksPending();
+    }
+    at::autocast::set_autocast_enabled(device_type, prev_enabled);
+    at::autocast::set_autocast_dtype(device_type, prev_dtype);
+    at::autocast::set_autocast_cache_enabled(prev_cache_enabled);
+  }
+
+  // An exception left the scope. The interpreter drops the guard on the
+  // thread that releases the graph's registers last, which for a forked task
+  // that raised may be the thread that forked it; that thread's state must
+  // not be touched. (The task's thread gets its dispatch keys back from
+  // TorchScript's ThreadLocalState guard, and the rest from the task's
+  // TaskAutocastGuard.)
+  ~AutocastGuard() override {
+    if (std::this_thread::get_id() == owner) {
+      close();
+    }
+  }
+};
+
+// The caller's autocast state, handed to a forked task: made by
+// jitamp::autocast_task_state before the fork, passed to the task as an
+// input. A ticket made inside an open scope counts in pendingTasks() until
+// its last reference goes: when the task has ended (its guard holds it), or
+// at once if TorchScript drops the fork (an unused future).
+struct TaskTicket : torch::CustomClassHolder {
+  // The calling thread's state when the ticket is made.
+  at::ScalarType cpu_dtype = at::autocast::get_autocast_dtype(c10::DeviceType::CPU);
+  at::ScalarType cuda_dtype =
+      at::autocast::get_autocast_dtype(c10::DeviceType::CUDA);
+  bool cache_enabled = at::autocast::is_autocast_cache_enabled();
+  bool in_scope = scopeOpen();
+  // The calling thread's graph executor optimization flag, which
+  // jitamp::autocast_task_state turns off for the fork and
+  // jitamp::autocast_task_started restores (task_ops.cpp).
+  bool executor_optimize = true;
+
+  TaskTicket() {
+    if (in_scope) {
+      pendingTasks().fetch_add(1);
+    }
+  }
+  ~TaskTicket() override {
+    if (in_scope) {
+      pendingTasks().fetch_sub(1);
+    }
+  }
+
+ private:
+  // Whether a scope is open on this thread (there is no getter for the
+  // nesting depth).
+  static bool scopeOpen() {
+    const int depth = at::autocast::increment_nesting() - 1;
+    at::autocast::decrement_nesting();
+    return depth > 0;
+  }
+};
+
+// The caller's autocast state as a forked task adopts it: made by
+// jitamp::autocast_task_enter, closed by jitamp::autocast_task_exit
+// (task_ops.cpp, carry_autocast_into_tasks.h).
+struct TaskAutocastGuard : torch::CustomClassHolder {
+  // What to restore: this thread's state before the task.
+  at::ScalarType prev_cpu_dtype =
+      at::autocast::get_autocast_dtype(c10::DeviceType::CPU);
+  at::ScalarType prev_cuda_dtype =
+      at::autocast::get_autocast_dtype(c10::DeviceType::CUDA);
+  bool prev_cache_enabled = at::autocast::is_autocast_cache_enabled();
+  std::thread::id owner = std::this_thread::get_id();
+  c10::intrusive_ptr<TaskTicket> ticket; // held while the task runs
+
+  explicit TaskAutocastGuard(c10::intrusive_ptr<TaskTicket> caller)
+      : ticket(std::move(caller)) {
+    at::autocast::set_autocast_dtype(c10::DeviceType::CPU, ticket->cpu_dtype);
+    at::autocast::set_autocast_dtype(c10::DeviceType::CUDA, ticket->cuda_dtype);
+    at::autocast::set_autocast_cache_enabled(ticket->cache_enabled);
+    // One nesting level for the caller's open scopes: in eager they are
+    // open while the task runs, so no scope exit in the task clears the
+    // cast cache (one for the whole process); the caller's outermost exit
+    // does.
+    if (ticket->in_scope) {
+      at::autocast::increment_nesting();
+    }
+  }
+
+  void close() {
+    if (!ticket) {
+      return;
+    }
+    if (ticket->in_scope) {
+      at::autocast::decrement_nesting();
+    }
+    at::autocast::set_autocast_dtype(c10::DeviceType::CPU, prev_cpu_dtype);
+    at::autocast::set_autocast_dtype(c10::DeviceType::CUDA, prev_cuda_dtype);
+    at::autocast::set_autocast_cache_enabled(prev_cache_enabled);
+    ticket.reset();
+  }
+
+  // Dropped by an exception on another thread (see AutocastGuard): that
+  // thread's state stays; the ticket goes all the same.
+  ~TaskAutocastGuard() override {
+    if (std::this_thread::get_id() == owner) {
+      close();
+    }
+  }
+};
+
+// The thread's CPU and CUDA autocast flags, switched off for a call of a
+// profiling executor's fallback function (fallback_calls.h): made by
+// jitamp::suspend_autocast before the call, handed to the fallback, whose
+// first node, jitamp::resume_autocast, puts them back. If the call fails
+// before the body starts, dropping the object puts them back.
+struct SuspendedAutocast : torch::CustomClassHolder {
+  bool cpu_enabled = at::autocast::is_autocast_enabled(c10::DeviceType::CPU);
+  bool cuda_enabled = at::autocast::is_autocast_enabled(c10::DeviceType::CUDA);
+  bool suspended = false;
+  std::thread::id owner = std::this_thread::get_id();
+
+  SuspendedAutocast() {
+    if (cpu_enabled || cuda_enabled) {
+      at::autocast::set_autocast_enabled(c10::DeviceType::CPU, false);
+      at::autocast::set_autocast_enabled(c10::DeviceType::CUDA, false);
+      suspended = true;
+    }
+  }
+
+  void resume() {
+    if (!suspended) {
+      return;
+    }
+    suspended = false;
+    at::autocast::set_autocast_enabled(c10::DeviceType::CPU, cpu_enabled);
+    at::autocast::set_autocast_enabled(c10::DeviceType::CUDA, cuda_enabled);
+  }
+
+  ~SuspendedAutocast() override {
+    if (std::this_thread::get_id() == owner) {
+      resume();
+    }
+  }
+};
+
+} // namespace jitamp

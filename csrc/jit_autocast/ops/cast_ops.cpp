@@ -1,0 +1,558 @@
+// Smart casts: jitamp::autocast_to_fp16, autocast_to_fp32, autocast_promote.
+//
+// The pass puts one before each op that eager autocast handles. Each decides
+// at run time, from its input's device and dtype and the thread's autocast
+// state, exactly what eager's autocast kernel for that op would do to the
+// input, and does it through eager's own cast cache. When nothing applies it
+// returns its input itself (no copy).
+//
+// The kernels are CompositeImplicitAutograd: autograd records the `to()` they
+// call (so gradients come back in the input's dtype, as in eager), and
+// fake/meta tensors run the same code, which is what shape propagation and
+// torch.library.opcheck need.
+//
+// Their result depends on thread-local state that the scope ops change:
+// each takes the token of its autocast region as an input (see
+// library.cpp), which the kernels do not read.
+// Registered in library.cpp.
+#include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
+#include <ATen/record_function.h>
+#include <c10/core/InferenceMode.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/library.h>
+
+#include "ops/cast_ops.h"
+
+#include <array>
+
+namespace jitamp {
+
+// `devices` is the constant the pass writes: "cpu", "cuda" or "cpu,cuda" --
+// the devices on which eager gives the op this policy. Those three are told
+// apart by their length (this runs for every cast); anything else is parsed.
+bool namesDevice(c10::string_view devices, c10::DeviceType device_type) {
+  const bool cpu = device_type == c10::DeviceType::CPU;
+  switch (devices.size()) {
+    case 3:
+      if (devices == "cpu") {
+        return cpu;
+      }
+      break;
+    case 4:
+      if (devices == "cuda") {
+        return !cpu;
+      }
+      break;
+    case 8:
+      if (devices == "cpu,cuda") {
+        return true;
+      }
+      break;
+    default:
+      break;
+  }
+  TORCH_CHECK(
+      devices.find("cpu") != c10::string_view::npos ||
+          devices.find("cuda") != c10::string_view::npos,
+      "jitamp: devices must name 'cpu' and/or 'cuda', got '",
+      std::string(devices),
+      "'");
+  // "cpu" is not a substring of "cuda" and vice versa.
+  return devices.find(cpu ? "cpu" : "cuda") != c10::string_view::npos;
+}
+
+bool carriesAutocastKey(const at::Tensor& tensor, c10::DeviceType device_type) {
+  return tensor.key_set().has(
+      at::autocast::get_autocast_dispatch_key_from_device_type(device_type));
+}
+
+namespace {
+
+using at::Tensor;
+using c10::DeviceType;
+
+// Does eager's cache hand a cast made with grad mode off to a later use
+// with grad mode on (which then gets no gradient)? Older torch (2.4, 2.9)
+// does, newer (2.13) casts again. Asked once, of eager's cached_cast, with a
+// weight of our own that lives for the whole process (its cache entry is
+// keyed by its address and stays until the next outermost scope exit).
+bool eagerHandsNoGradCastsToGradUses() {
+  static const bool hands = [] {
+    static const Tensor* probe =
+        new Tensor(at::ones({1}, at::kFloat).set_requires_grad(true));
+    const bool cache_was_enabled = at::autocast::is_autocast_cache_enabled();
+    at::autocast::set_autocast_cache_enabled(true);
+    {
+      at::NoGradGuard no_grad;
+      at::autocast::cached_cast(at::kBFloat16, *probe, DeviceType::CPU);
+    }
+    Tensor with_grad;
+    {
+      at::AutoGradMode grad(true);
+      with_grad =
+          at::autocast::cached_cast(at::kBFloat16, *probe, DeviceType::CPU);
+    }
+    at::autocast::set_autocast_cache_enabled(cache_was_enabled);
+    return !with_grad.requires_grad();
+  }();
+  return hands;
+}
+
+// See eagerCastsLastArgumentFirst (cast_ops.h).
+bool probeEagerCastOrder() {
+  const bool was_enabled = at::autocast::is_autocast_enabled(DeviceType::CPU);
+  const at::ScalarType was_dtype =
+      at::autocast::get_autocast_dtype(DeviceType::CPU);
+  const bool cache_was_enabled = at::autocast::is_autocast_cache_enabled();
+  at::autocast::set_autocast_enabled(DeviceType::CPU, true);
+  at::autocast::set_autocast_dtype(DeviceType::CPU, at::kBFloat16);
+  at::autocast::set_autocast_cache_enabled(false);
+  Tensor out;
+  {
+    c10::InferenceMode not_inference(false);
+    at::AutoGradMode grad(true);
+    const Tensor a = at::ones({1, 1}, at::kFloat).set_requires_grad(true);
+    const Tensor b = at::ones({1, 1}, at::kFloat).set_requires_grad(true);
+    out = at::mm(a, b);
+  }
+  at::autocast::set_autocast_enabled(DeviceType::CPU, was_enabled);
+  at::autocast::set_autocast_dtype(DeviceType::CPU, was_dtype);
+  at::autocast::set_autocast_cache_enabled(cache_was_enabled);
+  // Where the probe saw no casts (autocast dispatch excluded around it),
+  // the answer of GCC, which builds torch's Linux wheels.
+  const auto& mm = out.grad_fn();
+  const auto cast = [&](size_t i) -> const torch::autograd::Node* {
+    if (mm == nullptr || mm->num_outputs() <= i) {
+      return nullptr;
+    }
+    const auto& fn = mm->next_edge(i).function;
+    return fn != nullptr && fn->name().rfind("ToCopyBackward", 0) == 0
+        ? fn.get()
+        : nullptr;
+  };
+  if (cast(0) == nullptr || cast(1) == nullptr) {
+    return true;
+  }
+  return cast(0)->sequence_nr() > cast(1)->sequence_nr();
+}
+
+// The weights (what eager's cache keeps) that no-grad casts copied without
+// the cache since eager's cache was last cleared, with the dtype of that
+// copy: the last kSlots of this thread. A weight met again (in a loop, or
+// used twice) is cast through the cache from then on, so it is copied at
+// most twice per region instead of at every use; met under another lower
+// precision, the record says which cast eager's cache would hold
+// (keepInEagerCache). So a record must not outlive eager's cache: a jitamp
+// scope's outermost exit forgets them, and so does a clear made elsewhere
+// (the exit of the caller's eager region, around each call of a model, or
+// torch.clear_autocast_cache()), which the marker tells: a leaf of our own
+// whose cast the first record puts in eager's cache, and finds there again
+// until a clear (the record of another dtype then gave the weight's next
+// op the cast of the previous call's dtype: "expected m1 and m2 to have
+// the same dtype"; fuzz finding 22). The marker's first cast is held, so
+// its address is not reused by the cast a clear makes it get anew. A
+// record whose address was reused only sends a cast through the cache,
+// which is what eager does anyway.
+class UncachedCasts {
+ public:
+  // The dtype `impl` was copied to uncached, if it was since eager's cache
+  // was last cleared.
+  std::optional<at::ScalarType> find(const c10::TensorImpl* impl) {
+    if (marker_.defined() &&
+        markerCast().unsafeGetTensorImpl() != marker_.unsafeGetTensorImpl()) {
+      forget(); // eager's cache was cleared since the records were made
+    }
+    for (const auto& [seen, dtype] : records_) {
+      if (seen == impl) {
+        return dtype;
+      }
+    }
+    return std::nullopt;
+  }
+
+  void record(const c10::TensorImpl* impl, at::ScalarType dtype) {
+    if (!marker_.defined()) {
+      marker_ = markerCast();
+    }
+    records_[next_] = {impl, dtype};
+    next_ = (next_ + 1) % kSlots;
+  }
+
+  void forget() {
+    records_.fill({nullptr, at::ScalarType::Undefined});
+    next_ = 0;
+    marker_ = Tensor();
+  }
+
+ private:
+  // The marker's cast through eager's cache: the one cached, if any. Its
+  // copy (one element, once per region) is bookkeeping, kept out of
+  // profiles, where it would read as a cast of the model's.
+  static Tensor markerCast() {
+    thread_local const Tensor marker =
+        at::zeros({1}, at::TensorOptions().dtype(at::kFloat))
+            .set_requires_grad(true);
+    at::NoGradGuard no_grad;
+    at::DisableRecordFunctionGuard unprofiled;
+    return at::autocast::cached_cast(
+        at::autocast::get_autocast_dtype(DeviceType::CPU),
+        marker,
+        DeviceType::CPU);
+  }
+
+  static constexpr size_t kSlots = 32;
+  std::array<std::pair<const c10::TensorImpl*, at::ScalarType>, kSlots>
+      records_{};
+  size_t next_ = 0;
+  Tensor marker_;
+};
+
+UncachedCasts& uncachedCasts() {
+  thread_local UncachedCasts casts;
+  return casts;
+}
+
+// Eager's cached_cast, as the op's own autocast kernel meets it. The cache is
+// keyed by the tensor alone, so in a region of another dtype nested in the
+// one that cast a weight, it hands back that first cast (bfloat16 under a
+// float16 region): eager's op gets it as it is. Given that cast, the op's
+// kernel would cast it again (it is no leaf); given `self`, it meets the
+// same entry and passes it on as eager does.
+Tensor cachedCast(
+    at::ScalarType to_type,
+    const Tensor& self,
+    DeviceType device_type) {
+  Tensor cast = at::autocast::cached_cast(to_type, self, device_type);
+  return cast.scalar_type() == to_type ? cast : self;
+}
+
+// Whether eager's cached_cast would keep this cast in its cache (its
+// can_try_cache): a float32 leaf that requires grad, not a view, cast to
+// the device type's lower precision, with the cache on.
+bool eagerWouldCache(
+    at::ScalarType to_type,
+    const Tensor& self,
+    DeviceType device_type) {
+  return to_type == at::autocast::get_autocast_dtype(device_type) &&
+      self.scalar_type() == at::kFloat && self.requires_grad() &&
+      self.is_leaf() && !self.is_view() &&
+      at::autocast::is_autocast_cache_enabled();
+}
+
+// Puts into eager's cache the cast of `self` to `dtype` that eager's would
+// hold: the one it made at the weight's first use in the region, under a
+// scope of that lower precision, with grad mode off, which jitamp copied
+// uncached.
+void keepInEagerCache(
+    at::ScalarType dtype,
+    const Tensor& self,
+    DeviceType device_type) {
+  at::NoGradGuard no_grad;
+  const at::ScalarType current = at::autocast::get_autocast_dtype(device_type);
+  at::autocast::set_autocast_dtype(device_type, dtype);
+  at::autocast::cached_cast(dtype, self, device_type);
+  at::autocast::set_autocast_dtype(device_type, current);
+}
+
+// Eager's cached_cast: its eligibility rule (floating, not float64, on this
+// device type) and its weight cache -- except with grad mode off where
+// eager keeps no-grad casts away from grad uses (see above). The cache
+// keeps every cast weight alive until the outermost scope exits, so each
+// call casts into fresh memory and the exit frees it all (in a no-grad
+// residual MLP, most of the time autocast saves); uncached, each copy reuses
+// the memory of the one before. So with grad mode off a weight's first cast
+// in a region is uncached, and only one it meets again goes through the
+// cache (UncachedCasts). The values are the same; docs/design.md ("The cast
+// cache") has the one case that is not. Met again under a scope of another
+// lower precision (either grad mode), eager's cache hands the op that first
+// cast: it is put there first (keepInEagerCache), and the op's kernel meets
+// it as eager's does.
+Tensor eagerCast(
+    at::ScalarType to_type,
+    const Tensor& self,
+    DeviceType device_type) {
+  if (!carriesAutocastKey(self, device_type)) {
+    return self; // the op's own autocast kernel decides (carriesAutocastKey)
+  }
+  if (!at::autocast::is_eligible(self, device_type) ||
+      self.scalar_type() == to_type) {
+    return self;
+  }
+  const bool through_cache =
+      c10::GradMode::is_enabled() || eagerHandsNoGradCastsToGradUses();
+  if (eagerWouldCache(to_type, self, device_type)) {
+    UncachedCasts& uncached = uncachedCasts();
+    const auto first = uncached.find(self.unsafeGetTensorImpl());
+    if (first.has_value() && *first != to_type) {
+      keepInEagerCache(*first, self, device_type);
+      return self;
+    }
+    if (!first.has_value() && !through_cache) {
+      uncached.record(self.unsafeGetTensorImpl(), to_type);
+      return self.to(to_type);
+    }
+    return cachedCast(to_type, self, device_type);
+  }
+  return through_cache ? cachedCast(to_type, self, device_type)
+                       : self.to(to_type);
+}
+
+bool policyApplies(c10::string_view devices, DeviceType device_type) {
+  if (device_type != DeviceType::CPU && device_type != DeviceType::CUDA) {
+    return false;
+  }
+  return at::autocast::is_autocast_enabled(device_type) &&
+      namesDevice(devices, device_type);
+}
+
+Tensor castTo(
+    const Tensor& self,
+    c10::string_view devices,
+    bool lower_precision) {
+  if (!self.defined()) {
+    return self;
+  }
+  const DeviceType device_type = self.device().type();
+  if (!policyApplies(devices, device_type)) {
+    return self;
+  }
+  const at::ScalarType to_type = lower_precision
+      ? at::autocast::get_autocast_dtype(device_type)
+      : at::kFloat;
+  if (self.scalar_type() == to_type) {
+    return self; // the common case inside a scope: nothing to do
+  }
+  return eagerCast(to_type, self, device_type);
+}
+
+std::optional<Tensor> castOptional(
+    const std::optional<Tensor>& self,
+    c10::string_view devices,
+    bool lower_precision) {
+  if (!self.has_value()) {
+    return self;
+  }
+  return castTo(*self, devices, lower_precision);
+}
+
+std::vector<Tensor> castList(
+    at::TensorList tensors,
+    c10::string_view devices,
+    bool lower_precision) {
+  std::vector<Tensor> out;
+  out.reserve(tensors.size());
+  for (const auto& t : tensors) {
+    out.push_back(castTo(t, devices, lower_precision));
+  }
+  return out;
+}
+
+} // namespace
+
+Tensor toFp16(const Tensor& self, c10::string_view devices, Region) {
+  return castTo(self, devices, /*lower_precision=*/true);
+}
+
+std::optional<Tensor> toFp16Optional(
+    const std::optional<Tensor>& self,
+    c10::string_view devices,
+    Region) {
+  return castOptional(self, devices, /*lower_precision=*/true);
+}
+
+std::vector<Tensor> toFp16List(
+    at::TensorList tensors,
+    c10::string_view devices,
+    Region) {
+  return castList(tensors, devices, /*lower_precision=*/true);
+}
+
+// A loop's smart cast of a value defined before the loop (and not written
+// in the graph), made once before it by SimpleExecutorPlan for every
+// iteration, whose autocast kernel then finds nothing to do. It gives what
+// the first iteration's cast would, or `self` itself, which leaves each
+// iteration's cast to the op's kernel, as in eager:
+// - where the loop does not run (eager makes no cast, and none enters the
+//   cache or the uncached-casts record);
+// - with grad mode on and `self` requiring grad: each cast eager makes is
+//   an autograd node of its own (one cast shared would make backward sum
+//   the iterations' gradients in the low dtype), or eager's cache serves
+//   them, which the kernel reaches directly.
+// Otherwise every iteration gets the same values from it: no autograd
+// records them. The plan puts it right before the loop, for a cast
+// directly in the loop's body (so the first iteration reaches it), of a
+// loop whose body changes no state a cast reads.
+Tensor toFp16BeforeLoop(
+    const Tensor& self,
+    c10::string_view devices,
+    int64_t max_trip_count,
+    bool initial_condition,
+    Region) {
+  if (max_trip_count <= 0 || !initial_condition) {
+    return self;
+  }
+  if (self.defined() && self.requires_grad() && c10::GradMode::is_enabled()) {
+    return self;
+  }
+  return castTo(self, devices, /*lower_precision=*/true);
+}
+
+Tensor toFp32(const Tensor& self, c10::string_view devices, Region) {
+  return castTo(self, devices, /*lower_precision=*/false);
+}
+
+std::optional<Tensor> toFp32Optional(
+    const std::optional<Tensor>& self,
+    c10::string_view devices,
+    Region) {
+  return castOptional(self, devices, /*lower_precision=*/false);
+}
+
+std::vector<Tensor> toFp32List(
+    at::TensorList tensors,
+    c10::string_view devices,
+    Region) {
+  return castList(tensors, devices, /*lower_precision=*/false);
+}
+
+// fp32_set_opt_dtype: eager runs the op with dtype=float32 unless the caller
+// gave one. Casting the input to float32 first computes the same thing.
+Tensor toFp32IfNoDtype(
+    const Tensor& self,
+    c10::string_view devices,
+    std::optional<at::ScalarType> dtype,
+    Region) {
+  if (dtype.has_value()) {
+    return self;
+  }
+  return castTo(self, devices, /*lower_precision=*/false);
+}
+
+// promote: every eligible input to the widest eligible dtype among them,
+// with eager's own prioritize() (which also raises where eager raises, e.g.
+// float16 mixed with bfloat16).
+namespace {
+
+// `arguments`: the tensors are an op's separate arguments (cast in eager's
+// argument order, eagerCastsLastArgumentFirst), not one list (cast first
+// to last, as eager's cached_cast on a list does).
+std::vector<Tensor> promote(
+    at::TensorList tensors,
+    c10::string_view devices,
+    bool arguments) {
+  std::vector<Tensor> out(tensors.begin(), tensors.end());
+  const Tensor* first = nullptr;
+  for (const auto& t : tensors) {
+    if (t.defined()) {
+      first = &t;
+      break;
+    }
+  }
+  if (first == nullptr) {
+    return out;
+  }
+  const DeviceType device_type = first->device().type();
+  if (!policyApplies(devices, device_type)) {
+    return out;
+  }
+  at::ScalarType to_type =
+      at::autocast::get_lower_precision_fp_from_device_type(device_type);
+  for (const auto& t : tensors) {
+    if (t.defined()) {
+      to_type = at::autocast::prioritize(to_type, t, device_type);
+    }
+  }
+  const bool last_first = arguments && eagerCastsLastArgumentFirst();
+  for (size_t k = 0; k < out.size(); ++k) {
+    Tensor& t = out[last_first ? out.size() - 1 - k : k];
+    if (t.defined()) {
+      t = eagerCast(to_type, t, device_type);
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+std::tuple<Tensor, Tensor> promote2(
+    const Tensor& a,
+    const Tensor& b,
+    c10::string_view devices,
+    Region) {
+  auto out = promote({a, b}, devices, /*arguments=*/true);
+  return {out[0], out[1]};
+}
+
+std::tuple<Tensor, Tensor, Tensor> promote3(
+    const Tensor& a,
+    const Tensor& b,
+    const Tensor& c,
+    c10::string_view devices,
+    Region) {
+  auto out = promote({a, b, c}, devices, /*arguments=*/true);
+  return {out[0], out[1], out[2]};
+}
+
+std::tuple<Tensor, Tensor, Tensor, Tensor> promote4(
+    const Tensor& a,
+    const Tensor& b,
+    const Tensor& c,
+    const Tensor& d,
+    c10::string_view devices,
+    Region) {
+  auto out = promote({a, b, c, d}, devices, /*arguments=*/true);
+  return {out[0], out[1], out[2], out[3]};
+}
+
+std::vector<Tensor> promoteList(
+    at::TensorList tensors,
+    c10::string_view devices,
+    Region) {
+  return promote(tensors, devices, /*arguments=*/false);
+}
+
+Tensor autocastDependent(const Tensor& self, Region) {
+  return self;
+}
+
+std::optional<Tensor> autocastDependentOptional(
+    const std::optional<Tensor>& self,
+    Region) {
+  return self;
+}
+
+std::vector<Tensor> autocastDependentList(at::TensorList tensors, Region) {
+  return tensors.vec();
+}
+
+c10::Scalar autocastDependentScalar(const c10::Scalar& self, Region) {
+  return self;
+}
+
+Tensor fusibleToFp16(
+    const Tensor& self,
+    c10::string_view devices,
+    at::ScalarType,
+    Region region) {
+  return toFp16(self, devices, region);
+}
+
+Tensor fusibleToFp32(
+    const Tensor& self,
+    c10::string_view devices,
+    at::ScalarType,
+    Region region) {
+  return toFp32(self, devices, region);
+}
+
+bool eagerCastsLastArgumentFirst() {
+  static const bool last_first = probeEagerCastOrder();
+  return last_first;
+}
+
+void ForgetUncachedCasts() {
+  uncachedCasts().forget();
+}
+
+} // namespace jitamp

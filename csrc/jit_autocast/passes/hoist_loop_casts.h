@@ -1,0 +1,17 @@
+// Pass (simple executor plan): a loop's low-precision cast of a value
+// defined before the loop is made once, before it
+// (jitamp::autocast_to_fp16_before_loop; docs/passes.md).
+#pragma once
+
+#include <memory>
+
+namespace torch::jit {
+struct Graph;
+} // namespace torch::jit
+
+namespace jitamp {
+
+// Returns whether it changed the graph.
+bool HoistLoopCasts(const std::shared_ptr<torch::jit::Graph>& graph);
+
+} // namespace jitamp

@@ -1,0 +1,99 @@
+#include "passes/ignore_amp_in_fallbacks.h"
+
+#include "ir/jitamp_ir.h"
+#include "ops/scope_ops.h"
+
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/jit_log.h>
+#include <torch/csrc/jit/passes/pass_manager.h>
+#include <torch/csrc/jit/runtime/custom_operator.h>
+#include <torch/csrc/jit/runtime/operator.h>
+
+#include <vector>
+
+namespace jitamp {
+
+using namespace torch::jit;
+
+namespace {
+
+// The fallback functions a plan calls: constants the profiling executor
+// marks `fallback` (insertFallbackFunctionCall), in every block and in the
+// forward graphs of differentiable subgraphs.
+void collectFallbackFunctions(
+    Block* block,
+    std::vector<GraphFunction*>& found) {
+  static const c10::Symbol kFallback = c10::Symbol::attr("fallback");
+  for (Node* node : block->nodes()) {
+    if (node->kind() == prim::Constant && node->hasAttribute(kFallback)) {
+      if (const auto type = node->output()->type()->cast<FunctionType>()) {
+        if (GraphFunction* function = tryToGraphFunction(*type->function())) {
+          found.push_back(function);
+        }
+      }
+    }
+    for (Block* inner : node->blocks()) {
+      collectFallbackFunctions(inner, found);
+    }
+    if (node->hasAttribute(attr::Subgraph) &&
+        node->kindOf(attr::Subgraph) == AttributeKind::g) {
+      collectFallbackFunctions(node->g(attr::Subgraph)->block(), found);
+    }
+  }
+}
+
+bool startsWithTheOp(const Graph& graph) {
+  const Node* first = graph.block()->nodes().front();
+  return first != graph.return_node() &&
+      first->kind() == ops::kIgnoreAmpInFallbacks;
+}
+
+// The op's work, when the interpreter compiles the plan holding `node`.
+Operation ignoreAmpInFallbacks(const Node* node) {
+  std::vector<GraphFunction*> functions;
+  // (read only: the graphs changed are the fallbacks', not this one)
+  collectFallbackFunctions(
+      const_cast<Graph*>(node->owningGraph())->block(), functions);
+  for (GraphFunction* function : functions) {
+    function->_set_ignore_amp(true);
+    // Its graph may start with the op already: another copy of the op in
+    // this plan got there first, or the graph is a copy of code that had it.
+    Graph& graph = *function->graph();
+    if (!startsWithTheOp(graph)) {
+      graph.prependNode(graph.create(ops::kIgnoreAmpInFallbacks, 0));
+    }
+  }
+  return [](Stack&) {};
+}
+
+RegisterOperators registered({Operator(
+    "jitamp::ignore_amp_in_fallbacks() -> ()",
+    ignoreAmpInFallbacks,
+    c10::AliasAnalysisKind::CONSERVATIVE)});
+
+void removeTheOp(Block* block) {
+  for (auto it = block->nodes().begin(); it != block->nodes().end();) {
+    Node* node = *it;
+    ++it;
+    for (Block* inner : node->blocks()) {
+      removeTheOp(inner);
+    }
+    if (node->kind() == ops::kIgnoreAmpInFallbacks) {
+      node->destroy();
+    }
+  }
+}
+
+} // namespace
+
+bool IgnoreAmpInFallbacks(const std::shared_ptr<Graph>& plan) {
+  if (startsWithTheOp(*plan)) {
+    return false;
+  }
+  removeTheOp(plan->block()); // inlined callees' copies
+  plan->prependNode(plan->create(ops::kIgnoreAmpInFallbacks, 0));
+  return true;
+}
+
+} // namespace jitamp

@@ -1,0 +1,76 @@
+#include "passes/keep_addmm_whole.h"
+
+#include "ir/block_walk.h"
+#include "ir/jitamp_ir.h"
+
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/ir/ir.h>
+
+#include <optional>
+#include <string>
+#include "ir/fold_barriers.h"
+
+namespace jitamp {
+
+using namespace torch::jit;
+
+namespace {
+
+// KeepAddmmWholeInModule's walk: replaces the constant beta of each addmm
+// DecomposeOps would split by a read of `module`'s attribute holding it.
+bool readBetasFromAttributes(Block* block, Value* self, Module& module) {
+  bool changed = false;
+  for (Node* node : block->nodes()) {
+    for (Block* sub : node->blocks()) {
+      changed |= readBetasFromAttributes(sub, self, module);
+    }
+    if (!decomposableAddmm(node)) {
+      continue;
+    }
+    Value* beta = node->namedInput(attr::beta);
+    const std::optional<IValue> constant = toIValue(beta);
+    if (!constant.has_value() || !toIValue(node->namedInput(attr::alpha))) {
+      continue; // not split: beta or alpha is computed
+    }
+    const std::string name = "_unsplit_addmm_beta_" + beta->type()->str();
+    module.register_attribute(name, beta->type(), *constant);
+    Node* get = node->owningGraph()->createGetAttr(self, name);
+    get->insertBefore(node);
+    get->setSourceRange(node->sourceRange());
+    node->replaceInput(*node->schema().argumentIndexWithName("beta"),
+                       get->output());
+    changed = true;
+  }
+  return changed;
+}
+
+} // namespace
+
+bool KeepAddmmWhole(const std::shared_ptr<Graph>& graph, CallerRegion& region) {
+  bool changed = false;
+  forEachNode(graph->block(), [&](Node* node) {
+    if (decomposableAddmm(node) &&
+        !isFoldBarrier(node->namedInput(attr::beta)->node()) &&
+        !isFoldBarrier(node->namedInput(attr::alpha)->node())) {
+      insertFoldBarrier(
+          node, *node->schema().argumentIndexWithName("beta"), region());
+      changed = true;
+    }
+  });
+  return changed;
+}
+
+bool KeepAddmmWholeInModule(const Module& module) {
+  Module handle = module; // register_attribute is not const
+  bool changed = false;
+  for (const Method& method : module.get_methods()) {
+    std::shared_ptr<Graph> graph = toGraphFunction(method.function()).graph();
+    Value* self = graph->inputs().at(0);
+    TORCH_INTERNAL_ASSERT(self->type() == module.type());
+    changed |= readBetasFromAttributes(graph->block(), self, handle);
+  }
+  return changed;
+}
+
+} // namespace jitamp

@@ -1,0 +1,76 @@
+#include "passes/keep_mms_unbatched.h"
+
+#include <ATen/ops/empty.h>
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/api/module.h>
+
+#include <string>
+
+namespace jitamp {
+
+using namespace torch::jit;
+
+namespace {
+
+
+// Whether the top level of `graph` reads the guard's flag already.
+bool hasGuard(Graph& graph, const std::string& name) {
+  for (Node* node : graph.nodes()) {
+    if (node->kind() == prim::GetAttr && node->s(attr::name) == name) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool containsMM(Block* block) {
+  for (Node* node : block->nodes()) {
+    if (node->kind() == aten::mm) {
+      return true;
+    }
+    for (Block* sub : node->blocks()) {
+      if (containsMM(sub)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+} // namespace
+
+bool KeepMMsUnbatchedInModule(const Module& module) {
+  static const char* const kNever = "_unbatched_mm_guard";
+  static const char* const kTensor = "_unbatched_mm_guard_tensor";
+  Module handle = module; // register_attribute is not const
+  bool changed = false;
+  for (const Method& method : module.get_methods()) {
+    std::shared_ptr<Graph> graph = toGraphFunction(method.function()).graph();
+    if (!containsMM(graph->block()) || hasGuard(*graph, kNever)) {
+      continue; // no mm, or guarded (idempotent)
+    }
+    if (!handle.hasattr(kNever)) {
+      handle.register_attribute(kNever, BoolType::get(), false);
+      handle.register_attribute(
+          kTensor, TensorType::get(), at::empty({0}, at::kFloat));
+    }
+    Value* self = graph->inputs().at(0);
+    TORCH_INTERNAL_ASSERT(self->type() == module.type());
+    // if self._unbatched_mm_guard: self._unbatched_mm_guard_tensor.zero_()
+    WithInsertPoint at_start(graph->block()->nodes().front());
+    Value* never = graph->insertNode(graph->createGetAttr(self, kNever))
+                       ->output();
+    Node* guard = graph->create(prim::If, {never}, /*num_outputs=*/0);
+    graph->insertNode(guard);
+    Block* taken = guard->addBlock();
+    guard->addBlock();
+    WithInsertPoint in_taken(taken);
+    Value* tensor = graph->insertNode(graph->createGetAttr(self, kTensor))
+                        ->output();
+    graph->insert(aten::zero_, {tensor});
+    changed = true;
+  }
+  return changed;
+}
+
+} // namespace jitamp

@@ -1,0 +1,61 @@
+#include "passes/use_scope_ops_of_plans.h"
+
+#include "ir/block_walk.h"
+#include "ir/jitamp_ir.h"
+
+#include <torch/csrc/jit/ir/ir.h>
+
+#include <unordered_map>
+
+namespace jitamp {
+
+using namespace torch::jit;
+
+namespace {
+
+// Replaces each node of a kind in `renamed` with one of the kind it maps to
+// (same inputs, outputs, attributes and source). Returns whether it
+// replaced one.
+bool renameScopeOps(
+    Graph& graph,
+    const std::unordered_map<Symbol, Symbol>& renamed) {
+  bool changed = false;
+  forEachNode(
+      graph.block(),
+      [&](Node* node) {
+        const auto found = renamed.find(node->kind());
+        if (found == renamed.end()) {
+          return;
+        }
+        Node* in_plan = node->owningGraph()->create(
+            found->second, node->inputs(), node->outputs().size());
+        in_plan->copyMetadata(node)->copyAttributes(*node)->insertBefore(node);
+        for (size_t i = 0; i < node->outputs().size(); ++i) {
+          in_plan->output(i)->copyMetadata(node->output(i));
+        }
+        node->replaceAllUsesWith(in_plan);
+        node->destroy();
+        changed = true;
+      },
+      Subgraphs::Visit);
+  return changed;
+}
+
+} // namespace
+
+bool UseScopeOpsOfPlans(const std::shared_ptr<Graph>& plan) {
+  return renameScopeOps(*plan, scopeOpsInPlans());
+}
+
+bool UseScopeOpsAsSaved(const std::shared_ptr<Graph>& graph) {
+  static const std::unordered_map<Symbol, Symbol> as_saved = [] {
+    std::unordered_map<Symbol, Symbol> inverse;
+    for (const auto& [saved, in_plan] : scopeOpsInPlans()) {
+      inverse.emplace(in_plan, saved);
+    }
+    return inverse;
+  }();
+  return renameScopeOps(*graph, as_saved);
+}
+
+} // namespace jitamp

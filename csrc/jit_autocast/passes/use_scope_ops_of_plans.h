@@ -1,0 +1,23 @@
+// Pass: the scope ops of jitamp's plans (which run) in place of the ops as
+// saved (which raise outside jitamp's plans), and back (docs/passes.md).
+#pragma once
+
+#include <memory>
+
+namespace torch::jit {
+struct Graph;
+} // namespace torch::jit
+
+namespace jitamp {
+
+// In `plan`, blocks and task subgraphs included: jitamp::autocast_enter
+// (.args) and autocast_caller_region become their _in_plan kinds. The last
+// step of both executor plans. Returns whether it changed the graph.
+bool UseScopeOpsOfPlans(const std::shared_ptr<torch::jit::Graph>& plan);
+
+// The reverse, the first step of the rewrite: a graph that inlined a plan's
+// ops (torch.jit.freeze inlines the profiling executor's plans) holds only
+// the ops as saved. Returns whether it changed the graph.
+bool UseScopeOpsAsSaved(const std::shared_ptr<torch::jit::Graph>& graph);
+
+} // namespace jitamp

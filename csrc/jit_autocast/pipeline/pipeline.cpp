@@ -1,0 +1,430 @@
+// jitamp's pipelines, each a table of steps run in order. The tables are
+// the one list of passes (PipelineSteps).
+#include "pipeline/pipeline.h"
+
+#include "ir/fold_barriers.h"
+#include "ir/graph_function_state.h"
+#include "ir/jitamp_ir.h"
+#include "passes/carry_autocast_into_tasks.h"
+#include "passes/expose_static_casts_to_fuser.h"
+#include "passes/fold_static_casts.h"
+#include "passes/hoist_loop_casts.h"
+#include "passes/ignore_amp_in_fallbacks.h"
+#include "passes/insert_autodiff_boundaries.h"
+#include "passes/insert_smart_casts.h"
+#include "passes/keep_addmm_whole.h"
+#include "passes/keep_constants_apart.h"
+#include "passes/keep_loops_out_of_line.h"
+#include "passes/keep_mms_unbatched.h"
+#include "passes/lower_autocast_scopes.h"
+#include "passes/make_waits_blocking.h"
+#include "passes/peephole_keeping_transposes.h"
+#include "passes/record_autocast_cache_flags.h"
+#include "passes/remove_casts_of_none.h"
+#include "passes/remove_kernel_casts.h"
+#include "passes/strip_static_scopes.h"
+#include "passes/suspend_autocast_around_fallbacks.h"
+#include "passes/use_scope_ops_of_plans.h"
+#include "pipeline/frozen_call_stack_repair.h"
+#include "pipeline/function_rewrite.h"
+
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/jit_log.h>
+#include <torch/csrc/jit/passes/constant_pooling.h>
+#include <torch/csrc/jit/passes/constant_propagation.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/passes/pass_manager.h>
+
+#include <map>
+#include <unordered_set>
+#include <utility>
+
+namespace jitamp {
+
+using namespace torch::jit;
+
+namespace {
+
+// What the steps of one graph pipeline share.
+struct GraphRun {
+  explicit GraphRun(std::shared_ptr<Graph> graph_)
+      : graph(std::move(graph_)), region(*graph) {}
+  std::shared_ptr<Graph> graph;
+  CallerRegion region; // the plan's caller-region token, made once
+  std::vector<std::shared_ptr<Graph>> tasks; // fork subgraphs met
+};
+
+struct GraphStep {
+  const char* name;
+  const char* header;
+  bool (*run)(GraphRun&);
+};
+
+// A pass that takes the graph alone.
+template <bool (*Pass)(const std::shared_ptr<Graph>&)>
+bool onGraph(GraphRun& run) {
+  return Pass(run.graph);
+}
+
+using Steps = std::vector<GraphStep>;
+
+const Steps& rewriteSteps() {
+  static const Steps steps = {
+      {"use_scope_ops_as_saved", "passes/use_scope_ops_of_plans.h",
+       onGraph<UseScopeOpsAsSaved>},
+      {"record_autocast_cache_flags", "passes/record_autocast_cache_flags.h",
+       onGraph<RecordAutocastCacheFlags>},
+      {"lower_autocast_scopes", "passes/lower_autocast_scopes.h",
+       onGraph<LowerAutocastScopes>},
+      {"make_waits_blocking", "passes/make_waits_blocking.h",
+       onGraph<MakeWaitsBlocking>},
+      {"carry_autocast_into_tasks", "passes/carry_autocast_into_tasks.h",
+       onGraph<CarryAutocastIntoTasks>},
+      // Collects the fork subgraphs as its walk meets them (one walk fewer).
+      {"insert_smart_casts", "passes/insert_smart_casts.h",
+       [](GraphRun& run) { return InsertSmartCasts(run.graph, &run.tasks); }},
+  };
+  return steps;
+}
+
+const Steps& configureSteps() {
+  static const Steps steps = {
+      {"keep_loops_out_of_line", "passes/keep_loops_out_of_line.h",
+       onGraph<KeepLoopsOutOfLine>},
+  };
+  return steps;
+}
+
+// TorchScript's preoptimizeGraph (api/function_impl.cpp) with, after
+// inlining, the casts of None gone, and with x.t().t() kept (docs/passes.md).
+const Steps& preoptimizeSteps() {
+  static const Steps steps = {
+      {"inline", "torch/csrc/jit/passes/inliner.h",
+       [](GraphRun& run) { return Inline(*run.graph), true; }},
+      {"remove_casts_of_none", "passes/remove_casts_of_none.h",
+       onGraph<RemoveCastsOfNone>},
+      {"peephole_keeping_transposes", "passes/peephole_keeping_transposes.h",
+       onGraph<PeepholeKeepingTransposes>},
+      {"constant_propagation_immutable_types",
+       "torch/csrc/jit/passes/constant_propagation.h",
+       [](GraphRun& run) {
+         return ConstantPropagationImmutableTypes(run.graph);
+       }},
+      {"constant_pooling", "torch/csrc/jit/passes/constant_pooling.h",
+       [](GraphRun& run) { return ConstantPooling(run.graph), true; }},
+  };
+  return steps;
+}
+
+const Steps& simplePlanSteps() {
+  static const Steps steps = {
+      {"remove_fold_barriers", "ir/fold_barriers.h",
+       [](GraphRun& run) { return removeAllFoldBarriers(run.graph->block()); }},
+      {"hoist_loop_casts", "passes/hoist_loop_casts.h",
+       onGraph<HoistLoopCasts>},
+      {"remove_kernel_casts", "passes/remove_kernel_casts.h",
+       onGraph<RemoveKernelCasts>},
+      // The removal can line a loop up with the node that reads its result.
+      {"keep_loops_out_of_line", "passes/keep_loops_out_of_line.h",
+       onGraph<KeepLoopsOutOfLine>},
+      {"keep_ifs_out_of_line", "passes/keep_loops_out_of_line.h",
+       onGraph<KeepIfsOutOfLine>},
+      {"use_scope_ops_of_plans", "passes/use_scope_ops_of_plans.h",
+       onGraph<UseScopeOpsOfPlans>},
+  };
+  return steps;
+}
+
+const Steps& profilingPlanSteps() {
+  static const Steps steps = {
+      {"insert_autodiff_boundaries", "passes/insert_autodiff_boundaries.h",
+       [](GraphRun& run) {
+         return InsertAutodiffBoundaries(run.graph, run.region);
+       }},
+      {"keep_addmm_whole", "passes/keep_addmm_whole.h",
+       [](GraphRun& run) { return KeepAddmmWhole(run.graph, run.region); }},
+      {"keep_ifs_out_of_line", "passes/keep_loops_out_of_line.h",
+       onGraph<KeepIfsOutOfLine>},
+      {"ignore_amp_in_fallbacks", "passes/ignore_amp_in_fallbacks.h",
+       onGraph<IgnoreAmpInFallbacks>},
+      {"use_scope_ops_of_plans", "passes/use_scope_ops_of_plans.h",
+       onGraph<UseScopeOpsOfPlans>},
+  };
+  return steps;
+}
+
+// Passes TorchScript's profiling executor runs on its optimized plans.
+const Steps& registeredSteps() {
+  static const Steps steps = {
+      // A custom pre pass, before fusion, where enabled (FuserCastsEnabled).
+      {"expose_static_casts_to_fuser", "passes/expose_static_casts_to_fuser.h",
+       onGraph<ExposeStaticCastsToFuser>},
+      // A custom post pass, after fusion.
+      {"suspend_autocast_around_fallbacks",
+       "passes/suspend_autocast_around_fallbacks.h",
+       onGraph<SuspendAutocastAroundFallbacks>},
+  };
+  return steps;
+}
+
+const GraphPassNameType kFuserCastsPass =
+    registerPrePass([](std::shared_ptr<Graph>& graph) {
+      if (FuserCastsEnabled()) {
+        ExposeStaticCastsToFuser(graph);
+      }
+    });
+const GraphPassNameType kFallbacksPass =
+    registerPostPass([](std::shared_ptr<Graph>& graph) {
+      SuspendAutocastAroundFallbacks(graph);
+    });
+
+bool runSteps(const Steps& steps, GraphRun& run) {
+  bool changed = false;
+  for (const GraphStep& step : steps) {
+    changed |= step.run(run);
+  }
+  return changed;
+}
+
+// The module pipelines. What their steps share:
+struct ModuleRun {
+  Module module;
+  bool simple_executor = true;
+  std::vector<std::string> changed; // methods whose casts were folded
+};
+
+struct ModuleStep {
+  const char* name;
+  const char* header;
+  void (*run)(ModuleRun&);
+};
+
+using ModuleSteps = std::vector<ModuleStep>;
+
+void foldModuleInto(
+    const Module& module,
+    std::unordered_set<Function*>& visited,
+    std::vector<std::string>& changed) {
+  for (Function* method : module.type()->methods()) {
+    if (!method->isGraphFunction() || !visited.insert(method).second) {
+      continue;
+    }
+    auto& graph_function = toGraphFunction(*method);
+    graph_function.ensure_defined();
+    const std::shared_ptr<Graph> graph = graph_function.graph();
+    TORCH_CHECK(
+        !HasRun(*method) || !FoldStaticCasts(graph->copy()),
+        "jitamp cannot fold the casts of '",
+        method->qualname().qualifiedName(),
+        "': it has already run, and TorchScript's executor keeps the graph it "
+        "compiled then. Fold right after torch.jit.freeze(), before the first "
+        "call.");
+    if (FoldStaticCasts(graph)) {
+      changed.push_back(method->qualname().qualifiedName());
+    }
+  }
+  for (const Module& child : module.children()) {
+    foldModuleInto(child, visited, changed);
+  }
+}
+
+// The methods of `module` itself (a frozen module's code is all there).
+std::vector<std::pair<std::string, std::shared_ptr<Graph>>> methodGraphs(
+    const Module& module) {
+  std::vector<std::pair<std::string, std::shared_ptr<Graph>>> graphs;
+  for (const Method& method : module.get_methods()) {
+    graphs.emplace_back(
+        method.name(), toGraphFunction(method.function()).graph());
+  }
+  return graphs;
+}
+
+// Raises ValueError naming every line that needs jitamp's ops, with how
+// often it occurs (an unrolled loop repeats its body's).
+void checkNoObstacles(const Module& module) {
+  std::vector<std::string> lines;
+  std::map<std::string, size_t> counts;
+  for (const auto& [name, graph] : methodGraphs(module)) {
+    for (const std::string& obstacle : StaticScopeObstacles(graph)) {
+      const std::string line = name + ": " + obstacle;
+      if (counts[line]++ == 0) {
+        lines.push_back(line);
+      }
+    }
+  }
+  if (lines.empty()) {
+    return;
+  }
+  std::string message =
+      "jitamp.freeze(standalone=True): the frozen model needs jitamp's ops:";
+  for (const std::string& line : lines) {
+    message += "\n  " + line;
+    if (counts[line] > 1) {
+      message += " (" + std::to_string(counts[line]) + " times)";
+    }
+  }
+  TORCH_CHECK_VALUE(false, message);
+}
+
+const ModuleSteps& freezeSteps() {
+  static const ModuleSteps steps = {
+      {"repair_frozen_call_stacks", "pipeline/frozen_call_stack_repair.h",
+       [](ModuleRun& run) { RepairFrozenCallStacks(run.module); }},
+      {"fold_static_casts", "passes/fold_static_casts.h",
+       [](ModuleRun& run) {
+         std::unordered_set<Function*> visited;
+         foldModuleInto(run.module, visited, run.changed);
+       }},
+      {"keep_constants_apart", "passes/keep_constants_apart.h",
+       [](ModuleRun& run) { KeepConstantsApartInModule(run.module); }},
+      {"preoptimize_module", "pipeline/function_rewrite.h",
+       [](ModuleRun& run) { PreoptimizeModule(run.module); }},
+  };
+  return steps;
+}
+
+const ModuleSteps& standaloneSteps() {
+  static const ModuleSteps steps = [] {
+    ModuleSteps all = {
+        {"rewrite_module", "pipeline/function_rewrite.h",
+         [](ModuleRun& run) {
+           RewriteModule(run.module, RewriteOptions{run.simple_executor});
+         }},
+    };
+    const ModuleSteps& freeze = freezeSteps();
+    all.insert(all.end(), freeze.begin(), freeze.end());
+    const ModuleSteps rest = {
+        {"static_scope_obstacles", "passes/strip_static_scopes.h",
+         [](ModuleRun& run) { checkNoObstacles(run.module); }},
+        {"strip_static_scopes", "passes/strip_static_scopes.h",
+         [](ModuleRun& run) {
+           for (const auto& entry : methodGraphs(run.module)) {
+             StripStaticScopes(entry.second);
+           }
+         }},
+        // Stock executors run it: keep what they would split apart whole.
+        {"keep_addmm_whole_in_module", "passes/keep_addmm_whole.h",
+         [](ModuleRun& run) { KeepAddmmWholeInModule(run.module); }},
+        {"keep_mms_unbatched", "passes/keep_mms_unbatched.h",
+         [](ModuleRun& run) { KeepMMsUnbatchedInModule(run.module); }},
+        freeze.back(), // preoptimize_module
+    };
+    all.insert(all.end(), rest.begin(), rest.end());
+    return all;
+  }();
+  return steps;
+}
+
+void runSteps(const ModuleSteps& steps, ModuleRun& run) {
+  for (const ModuleStep& step : steps) {
+    step.run(run);
+  }
+}
+
+// Every graph pipeline by name, in the order PipelineSteps lists them.
+const std::vector<std::pair<const char*, const Steps*>>& graphPipelines() {
+  static const std::vector<std::pair<const char*, const Steps*>> all = {
+      {"rewrite", &rewriteSteps()},
+      {"configure", &configureSteps()},
+      {"preoptimize", &preoptimizeSteps()},
+      {"simple_executor_plan", &simplePlanSteps()},
+      {"profiling_executor_plan", &profilingPlanSteps()},
+  };
+  return all;
+}
+
+} // namespace
+
+bool RewriteAutocast(const std::shared_ptr<Graph>& graph) {
+  GraphRun run(graph);
+  bool changed = runSteps(rewriteSteps(), run);
+  for (const auto& task : run.tasks) {
+    changed |= RewriteAutocast(task);
+  }
+  if (changed) {
+    GRAPH_DUMP("After jitamp's autocast rewrite:", graph);
+  }
+  return changed;
+}
+
+bool ConfigureRewrittenGraph(const std::shared_ptr<Graph>& graph) {
+  GraphRun run(graph);
+  return runSteps(configureSteps(), run);
+}
+
+std::shared_ptr<Graph> PreoptimizedCopy(const std::shared_ptr<Graph>& graph) {
+  GraphRun run(graph->copy());
+  runSteps(preoptimizeSteps(), run);
+  return run.graph;
+}
+
+std::shared_ptr<Graph> SimpleExecutorPlan(const std::shared_ptr<Graph>& plan) {
+  GraphRun run(plan->copy());
+  runSteps(simplePlanSteps(), run);
+  return run.graph;
+}
+
+void ProfilingExecutorPlan(const std::shared_ptr<Graph>& plan) {
+  GraphRun run(plan);
+  runSteps(profilingPlanSteps(), run);
+}
+
+std::vector<std::string> FreezeModule(const Module& module) {
+  ModuleRun run{module};
+  runSteps(freezeSteps(), run);
+  return std::move(run.changed);
+}
+
+void FreezeStandalone(const Module& frozen, bool simple_executor) {
+  ModuleRun run{frozen, simple_executor};
+  runSteps(standaloneSteps(), run);
+}
+
+std::vector<PipelineStep> PipelineSteps() {
+  std::vector<PipelineStep> all;
+  for (const auto& [pipeline, steps] : graphPipelines()) {
+    for (const GraphStep& step : *steps) {
+      all.push_back({pipeline, step.name, step.header, true});
+    }
+  }
+  for (const auto& [pipeline, steps] :
+       {std::make_pair("freeze", &freezeSteps()),
+        std::make_pair("standalone_freeze", &standaloneSteps())}) {
+    for (const ModuleStep& step : *steps) {
+      all.push_back({pipeline, step.name, step.header, false});
+    }
+  }
+  for (const GraphStep& step : registeredSteps()) {
+    all.push_back({"registered", step.name, step.header, true});
+  }
+  return all;
+}
+
+bool RunGraphPass(const std::string& name, const std::shared_ptr<Graph>& graph) {
+  std::vector<const Steps*> lists;
+  for (const auto& entry : graphPipelines()) {
+    lists.push_back(entry.second);
+  }
+  lists.push_back(&registeredSteps());
+  // Graph passes that only the module pipelines run, one method at a time.
+  static const Steps on_methods = {
+      {"fold_static_casts", "passes/fold_static_casts.h",
+       onGraph<FoldStaticCasts>},
+      {"strip_static_scopes", "passes/strip_static_scopes.h",
+       onGraph<StripStaticScopes>},
+  };
+  lists.push_back(&on_methods);
+  for (const Steps* steps : lists) {
+    for (const GraphStep& step : *steps) {
+      if (name == step.name) {
+        GraphRun run(graph);
+        return step.run(run);
+      }
+    }
+  }
+  TORCH_CHECK_VALUE(false, "jitamp: no graph pass named '", name, "'");
+}
+
+} // namespace jitamp

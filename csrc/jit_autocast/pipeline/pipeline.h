@@ -1,0 +1,72 @@
+// Every sequence of passes jitamp runs, written once (pipeline.cpp), and
+// the one list of them (PipelineSteps) that the Python package
+// (jitamp.passes), `jitamp passes` and docs/passes.md show.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace torch::jit {
+struct Graph;
+struct Module;
+} // namespace torch::jit
+
+namespace jitamp {
+
+// "rewrite": the graph as rewritten and saved. In place, then on the
+// subgraphs of its forks; callees are not followed (function_rewrite.h).
+// Idempotent. Returns whether the graph changed.
+bool RewriteAutocast(const std::shared_ptr<torch::jit::Graph>& graph);
+
+// "configure": how a rewritten function runs (not saved; run on every
+// function jitamp configures, so not reported as a rewrite).
+bool ConfigureRewrittenGraph(const std::shared_ptr<torch::jit::Graph>& graph);
+
+// "preoptimize": the graph TorchScript's executors compile and callers
+// inline (GraphFunction's optimized graph), jitamp's own copy of
+// TorchScript's preoptimizeGraph. Returns the copy.
+std::shared_ptr<torch::jit::Graph> PreoptimizedCopy(
+    const std::shared_ptr<torch::jit::Graph>& graph);
+
+// "simple_executor_plan": the graph jitamp's simple executor runs, made
+// from a PreoptimizedCopy. Returns a new graph.
+std::shared_ptr<torch::jit::Graph> SimpleExecutorPlan(
+    const std::shared_ptr<torch::jit::Graph>& plan);
+
+// "profiling_executor_plan": edits a PreoptimizedCopy in place for the
+// profiling executor (which callers then inline).
+void ProfilingExecutorPlan(const std::shared_ptr<torch::jit::Graph>& plan);
+
+// "freeze": after torch.jit.freeze of a rewritten module (every method of
+// the module and its submodules). Throws if a graph it would change has
+// already run. Returns the qualified names of the methods whose casts it
+// folded.
+std::vector<std::string> FreezeModule(const torch::jit::Module& module);
+
+// "standalone_freeze": `frozen`, a module torch.jit.freeze made, becomes a
+// model without any jitamp op (runs on stock TorchScript, exact for callers
+// whose autocast is off). Throws ValueError, naming each obstacle, where a
+// scope cannot do without jitamp's ops (strip_static_scopes.h).
+void FreezeStandalone(const torch::jit::Module& frozen, bool simple_executor);
+
+// One step of one of the sequences above, or of "registered" (the passes
+// TorchScript's profiling executor runs through RegisterPass).
+struct PipelineStep {
+  std::string pipeline;
+  std::string pass;
+  std::string header; // where the pass is, under csrc/jit_autocast/
+  bool on_graph; // a graph pass (else it runs on a module)
+};
+
+// Every step, pipelines in the order above, steps in the order they run.
+std::vector<PipelineStep> PipelineSteps();
+
+// Runs the graph pass `name` of the list alone on `graph` (tools, IR
+// tests). Returns whether it changed the graph. Throws for a name that is
+// not a graph pass of the list.
+bool RunGraphPass(
+    const std::string& name,
+    const std::shared_ptr<torch::jit::Graph>& graph);
+
+} // namespace jitamp
