@@ -917,7 +917,7 @@ def main(argv=None) -> int:
     e = sub.add_parser("emit", help="merge probe JSONs into the C++ include file")
     e.add_argument("json", nargs="+")
     e.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
-                                                 "csrc", "jit_autocast", "policy_table_generated.inc"))
+                                                 "csrc", "jit_autocast", "ir", "policy_table_generated.inc"))
     args = parser.parse_args(argv)
     try:
         if args.cmd == "probe":

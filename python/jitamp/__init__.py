@@ -14,13 +14,13 @@ torch.jit.freeze of a rewritten module) casts frozen weights once where the
 scope's autocast state is static. `jitamp.library_path()` is the op library
 a C++ host links or preloads (README, "C++ deployment").
 """
+from . import _patches
 from ._library import _C  # noqa: F401  (registers the jitamp ops)
 from ._library import library_path
 from .api import add_autocast, disable, enable, freeze, is_enabled, load, rewrite
 from .passes import rewrite_graph
-from . import _patches
 
-_patches.install_at_import()  # what `import jitamp` changes in torch: see _patches
+_patches.install_at_import()  # what `import jitamp` changes in torch: see _patches.py
 
 __all__ = ["enable", "disable", "is_enabled", "load", "rewrite", "add_autocast", "freeze", "rewrite_graph",
            "library_path"]

@@ -168,9 +168,19 @@ def _parser() -> argparse.ArgumentParser:
         description="Print the path of libjitamp_ops.so: jitamp's ops, kernels and passes "
         "without Python, built against the installed torch. A C++ host links it, or "
         "preloads it (LD_PRELOAD=$(jitamp library) tritonserver ...); cpp/ builds "
-        "jitamp_run against it with -DJITAMP_OPS_LIBRARY=$(jitamp library).",
+        "its example against it with -DJITAMP_OPS_LIBRARY=$(jitamp library).",
     )
     _add_common_flags(library)
+
+    passes = sub.add_parser(
+        "passes",
+        help="list every pass jitamp runs, pipeline by pipeline, in order",
+        description="The one pass list, read from the C++ pipeline "
+        "(csrc/jit_autocast/pipeline/pipeline.cpp): each pipeline and its steps in the "
+        "order they run, with the header of each pass.",
+    )
+    passes.add_argument("--markdown", action="store_true", help="as docs/passes.md shows it")
+    _add_common_flags(passes)
 
     # main() hands `jitamp fuzz ARGS` to the fuzzer's own command line
     # before parsing: this entry is for the listing above.
@@ -637,6 +647,14 @@ def main(argv: list[str] | None = None) -> int:
             from ._library import library_path
 
             print(library_path())
+        elif args.command == "passes":
+            from . import passes as _passes
+
+            if args.markdown:
+                print(_passes.markdown())
+            else:
+                for pipeline, names in _passes.PIPELINES.items():
+                    print(f"{pipeline}: {' -> '.join(names)}")
         elif args.command == "example":
             from .example import run
 
