@@ -422,7 +422,7 @@ def _hand_cast(module: nn.Module, inputs: tuple) -> Callable[..., Any]:
 
 def _with_fuser_casts(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn` with jitamp's static casts shown to the TensorExpr fuser while
-    its plan is made (fuser_casts.h, opt-in): the fusion the pass adds."""
+    its plan is made (expose_static_casts_to_fuser.h, opt-in): the fusion the pass adds."""
     def call(*args):
         previous = jitamp._C.set_fuser_casts_enabled(True)
         try:

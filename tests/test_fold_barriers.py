@@ -1,5 +1,5 @@
 """Ops whose result the autocast state decides, with no cast in the IR, are
-not computed ahead of time in another state (csrc/jit_autocast/fold_barriers.h;
+not computed ahead of time in another state (csrc/jit_autocast/ir/fold_barriers.h;
 fuzz finding 11).
 
 TorchScript's constant propagation runs every op whose inputs are constants,

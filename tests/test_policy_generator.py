@@ -17,7 +17,7 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOL = os.path.join(ROOT, "tools", "gen_policy_table.py")
 POLICY_DIR = os.path.join(ROOT, "tools", "policy")
-INC = os.path.join(ROOT, "csrc", "jit_autocast", "policy_table_generated.inc")
+INC = os.path.join(ROOT, "csrc", "jit_autocast", "ir", "policy_table_generated.inc")
 
 
 def _load_tool():

@@ -20,7 +20,7 @@ from jitamp.passes import dispatcher_autocast_ops, ops_missing_from_table, polic
 from oracle import check_against_eager, cpu_autocast, script, torchscript_deprecation_ignored
 
 GENERATED = os.path.join(
-    os.path.dirname(__file__), "..", "csrc", "jit_autocast", "policy_table_generated.inc"
+    os.path.dirname(__file__), "..", "csrc", "jit_autocast", "ir", "policy_table_generated.inc"
 )
 
 

@@ -1,5 +1,5 @@
 """The graph TorchScript's executors compile is jitamp's preoptimization of
-the rewritten graph (csrc/jit_autocast/preoptimize.h), not TorchScript's:
+the rewritten graph (csrc/jit_autocast/pipeline/pipeline.h), not TorchScript's:
 TorchScript's peephole pass folds `x.t().t()` to `x`, a view to its base,
 and eager's cast cache tells the two apart (it keeps the cast of a leaf that
 requires grad, never a view's). Fuzz findings 9 and 10."""

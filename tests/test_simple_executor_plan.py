@@ -1,5 +1,5 @@
 """jitamp's simple executor runs its plan less the smart casts that the op's
-own autocast kernel makes anyway (csrc/jit_autocast/preoptimize.h,
+own autocast kernel makes anyway (csrc/jit_autocast/pipeline/pipeline.h,
 SimpleExecutorPlan): jitamp's scope ops set eager's autocast state, so each
 op casts its own arguments, as in eager. Dropped: every cast in a loop, and
 the casts of ops that read no argument or attribute; an op's casts go or

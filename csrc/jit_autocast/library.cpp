@@ -1,14 +1,15 @@
 // The jitamp op library: the guard class, every schema and every kernel,
 // registered in one translation unit so that the class exists before the
 // schemas and kernel signatures that name it (static initialization order
-// across files is unspecified). Kernels are in cast_ops.cpp (smart casts),
-// scope_ops.cpp (scopes, fallback calls), task_ops.cpp (blocking wait, forked tasks) and loader_ops.cpp
-// (loading saved models).
+// across files is unspecified). Kernels are in ops/cast_ops.cpp (smart
+// casts), ops/scope_ops.cpp (scopes, fallback calls), ops/task_ops.cpp
+// (blocking wait, forked tasks) and pipeline/loader.cpp (loading saved
+// models).
 #include "ops/cast_ops.h"
-#include "passes/expose_static_casts_to_fuser.h"
-#include "pipeline/loader.h"
 #include "ops/scope_ops.h"
 #include "ops/task_ops.h"
+#include "passes/expose_static_casts_to_fuser.h"
+#include "pipeline/loader.h"
 
 #include <torch/library.h>
 
@@ -50,7 +51,7 @@ TORCH_LIBRARY(jitamp, m) {
   // constant). Overloads in the order of the casts' (a Tensor also matches
   // `Tensor?`); the list one returns a new list of the same tensors. The
   // Scalar one keeps a Scalar argument from being a constant
-  // (ProfilingExecutorPlan, preoptimize.h).
+  // (ProfilingExecutorPlan, pipeline/pipeline.h).
   const char* barriers[] = {
       "autocast_dependent(Tensor(a) self, int region) -> Tensor(a)",
       "autocast_dependent.optional(Tensor(a)? self, int region) -> Tensor(a)?",
@@ -61,12 +62,12 @@ TORCH_LIBRARY(jitamp, m) {
     m.def(schema);
   }
   // What the profiling executor makes of a single-tensor smart cast whose
-  // state is static, for the TensorExpr fuser (fuser_casts.h). Not in any
+  // state is static, for the TensorExpr fuser (expose_static_casts_to_fuser.h). Not in any
   // saved or rewritten graph.
   m.def(kFusibleToFp16Schema);
   m.def(kFusibleToFp32Schema);
   // A loop's cast of a value defined before the loop, made once before it
-  // (SimpleExecutorPlan, preoptimize.h): only in the simple executor's plan.
+  // (SimpleExecutorPlan, pipeline/pipeline.h): only in the simple executor's plan.
   m.def(
       "autocast_to_fp16_before_loop(Tensor(a) self, str devices, "
       "int max_trip_count, bool initial_condition, int region) -> Tensor(a)");
@@ -79,7 +80,7 @@ TORCH_LIBRARY(jitamp, m) {
       "autocast_enter(Any autocast) -> (__torch__.torch.classes.jitamp.AutocastGuard guard, int region)",
       "autocast_enter.args(str device_type, ScalarType dtype, bool enabled=True, bool? cache_enabled=None) -> (__torch__.torch.classes.jitamp.AutocastGuard guard, int region)",
       // The three above as they are in the graphs jitamp's executors
-      // compile (preoptimize.h, UseScopeOpsOfPlans); those above raise.
+      // compile (passes/use_scope_ops_of_plans.h); those above raise.
       "autocast_caller_region_in_plan() -> int",
       "autocast_enter_in_plan(Any autocast) -> (__torch__.torch.classes.jitamp.AutocastGuard guard, int region)",
       "autocast_enter_in_plan.args(str device_type, ScalarType dtype, bool enabled=True, bool? cache_enabled=None) -> (__torch__.torch.classes.jitamp.AutocastGuard guard, int region)",

@@ -8,7 +8,7 @@ last, so the loop's second iteration reads None ("Expected Tensor but got
 None"). Plain TorchScript fails so wherever its optimizer leaves the loop
 rolled (a trip count known only at run time); jitamp's simple executor
 never unrolls, so it met it with constant trip counts too. jitamp's
-KeepLoopsOutOfLine (csrc/jit_autocast/keep_loops_out_of_line.h) gives such
+KeepLoopsOutOfLine (csrc/jit_autocast/passes/keep_loops_out_of_line.h) gives such
 loops two more carried values, so they run as eager does in every plan.
 
 Each case the pass changes also shows that plain TorchScript fails on it,

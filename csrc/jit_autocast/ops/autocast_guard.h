@@ -162,7 +162,7 @@ struct TaskAutocastGuard : torch::CustomClassHolder {
 };
 
 // The thread's CPU and CUDA autocast flags, switched off for a call of a
-// profiling executor's fallback function (fallback_calls.h): made by
+// profiling executor's fallback function (suspend_autocast_around_fallbacks.h): made by
 // jitamp::suspend_autocast before the call, handed to the fallback, whose
 // first node, jitamp::resume_autocast, puts them back. If the call fails
 // before the body starts, dropping the object puts them back.

@@ -109,10 +109,10 @@ std::optional<at::Tensor> autocastDependentOptional(
 std::vector<at::Tensor> autocastDependentList(
     at::TensorList tensors,
     Region region);
-// The Scalar one keeps aten::addmm whole in profiling plans (preoptimize.h).
+// The Scalar one keeps aten::addmm whole in profiling plans (keep_addmm_whole.h).
 c10::Scalar autocastDependentScalar(const c10::Scalar& self, Region region);
 
-// jitamp::fusible_to_fp16 / fusible_to_fp32 (fuser_casts.h): toFp16 /
+// jitamp::fusible_to_fp16 / fusible_to_fp32 (expose_static_casts_to_fuser.h): toFp16 /
 // toFp32; `dtype` is for the TensorExpr fuser's lowering only.
 at::Tensor fusibleToFp16(
     const at::Tensor& self,

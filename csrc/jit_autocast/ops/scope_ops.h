@@ -25,7 +25,7 @@ int64_t autocastCallerRegion();
 // The kernel of the three ops above as saved (autocast_enter, .args,
 // autocast_caller_region): they run only in a function jitamp has not
 // configured, whose executor is TorchScript's (not eager's semantics), and
-// raise, saying what configures it (preoptimize.h, UseScopeOpsOfPlans).
+// raise, saying what configures it (passes/use_scope_ops_of_plans.h).
 void raiseOutsidePlan(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 bool autocastCacheEnabled(std::optional<bool> cache_enabled);
 // Raises what prim::RaiseException(message, cls) raises, as an op: code
@@ -33,7 +33,7 @@ bool autocastCacheEnabled(std::optional<bool> cache_enabled);
 // model is compiled again (see LowerAutocastScopes' use of `as` names).
 void raiseAsEager(const std::string& message, const std::string& cls);
 // Around a call of a profiling executor's fallback function
-// (fallback_calls.h): switch the CPU and CUDA flags off before it, and
+// (suspend_autocast_around_fallbacks.h): switch the CPU and CUDA flags off before it, and
 // back on as the body's first node.
 c10::intrusive_ptr<SuspendedAutocast> suspendAutocast();
 void resumeAutocast(const c10::intrusive_ptr<SuspendedAutocast>& suspended);

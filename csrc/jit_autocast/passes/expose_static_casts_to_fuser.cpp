@@ -1,12 +1,11 @@
 #include "passes/expose_static_casts_to_fuser.h"
 
-#include "passes/fold_static_casts.h"
 #include "ir/jitamp_ir.h"
 #include "ir/static_scopes.h"
+#include "passes/fold_static_casts.h"
 
 #include <torch/csrc/jit/ir/alias_analysis.h>
 #include <torch/csrc/jit/jit_log.h>
-#include <torch/csrc/jit/passes/pass_manager.h>
 #include <torch/csrc/jit/passes/tensorexpr_fuser.h>
 #include <torch/csrc/jit/runtime/operator.h>
 #include <torch/csrc/jit/tensorexpr/lowerings.h>
@@ -41,7 +40,7 @@ const c10::Symbol kFusibleToFp32 =
     c10::Symbol::fromQualString("jitamp::fusible_to_fp32");
 
 std::atomic<bool>& enabledFlag() {
-  static std::atomic<bool> enabled{false}; // fuser_casts.h: opt-in for now
+  static std::atomic<bool> enabled{false}; // expose_static_casts_to_fuser.h: opt-in for now
   return enabled;
 }
 

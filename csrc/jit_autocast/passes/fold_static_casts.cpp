@@ -1,10 +1,10 @@
 #include "passes/fold_static_casts.h"
 
-#include "ops/cast_ops.h"
 #include "ir/fold_barriers.h"
 #include "ir/jitamp_ir.h"
 #include "ir/policy_table.h"
 #include "ir/static_scopes.h"
+#include "ops/cast_ops.h"
 
 #include <ATen/autocast_mode.h>
 #include <ATen/ops/empty.h>

@@ -3,8 +3,8 @@
 #include "ir/block_walk.h"
 #include "ir/jitamp_ir.h"
 
-#include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/ir/alias_analysis.h>
+#include <torch/csrc/jit/ir/ir.h>
 
 #include <map>
 #include <memory>
@@ -154,20 +154,13 @@ class LoopCastHoister {
     }
     if (!set_attributes_) {
       set_attributes_.emplace();
-      collectSetAttributes(graph_->block());
+      forEachNode(graph_->block(), [this](Node* node) {
+        if (node->kind() == prim::SetAttr) {
+          set_attributes_->insert(node->s(attr::name));
+        }
+      });
     }
     return set_attributes_->count(get->s(attr::name)) == 0;
-  }
-
-  void collectSetAttributes(Block* block) {
-    for (Node* node : block->nodes()) {
-      if (node->kind() == prim::SetAttr) {
-        set_attributes_->insert(node->s(attr::name));
-      }
-      for (Block* sub : node->blocks()) {
-        collectSetAttributes(sub);
-      }
-    }
   }
 
   // `value` as read before `loop`: itself, or a read of the same attribute

@@ -1,12 +1,10 @@
 #include "passes/ignore_amp_in_fallbacks.h"
 
 #include "ir/jitamp_ir.h"
-#include "ops/scope_ops.h"
 
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/jit_log.h>
-#include <torch/csrc/jit/passes/pass_manager.h>
 #include <torch/csrc/jit/runtime/custom_operator.h>
 #include <torch/csrc/jit/runtime/operator.h>
 

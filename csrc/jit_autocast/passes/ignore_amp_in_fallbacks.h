@@ -21,7 +21,7 @@ namespace jitamp {
 // bfloat16 under a caller's CPU autocast, where eager keeps it float32
 // (fuzz seed 216, index 1488, every torch version).
 //
-// So jitamp's profiling plan (ProfilingExecutorPlan, preoptimize.h) starts
+// So jitamp's profiling plan (ProfilingExecutorPlan, pipeline/pipeline.h) starts
 // with `jitamp::ignore_amp_in_fallbacks()`, a JIT-only op that does nothing
 // when it runs. Its work is done when the interpreter compiles the plan it
 // is in, which is after the executor made the plan's fallback functions

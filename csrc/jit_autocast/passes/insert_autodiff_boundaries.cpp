@@ -1,11 +1,10 @@
 #include "passes/insert_autodiff_boundaries.h"
 
-#include "ir/block_walk.h"
 #include "ir/jitamp_ir.h"
-
-#include <torch/csrc/jit/ir/ir.h>
 #include "ir/policy_table.h"
 #include "ops/cast_ops.h"
+
+#include <torch/csrc/jit/ir/ir.h>
 
 #include <map>
 #include <optional>

@@ -1,11 +1,11 @@
 #include "passes/insert_smart_casts.h"
 
-#include "ops/cast_ops.h"
 #include "ir/fold_barriers.h"
-#include "passes/fold_static_casts.h"
 #include "ir/jitamp_ir.h"
 #include "ir/policy_table.h"
 #include "ir/static_scopes.h"
+#include "ops/cast_ops.h"
+#include "passes/fold_static_casts.h"
 
 #include <c10/util/SmallVector.h>
 #include <torch/csrc/jit/jit_log.h>

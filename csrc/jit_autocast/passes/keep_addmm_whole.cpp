@@ -1,6 +1,7 @@
 #include "passes/keep_addmm_whole.h"
 
 #include "ir/block_walk.h"
+#include "ir/fold_barriers.h"
 #include "ir/jitamp_ir.h"
 
 #include <torch/csrc/jit/api/function_impl.h>
@@ -9,7 +10,6 @@
 
 #include <optional>
 #include <string>
-#include "ir/fold_barriers.h"
 
 namespace jitamp {
 
@@ -21,17 +21,14 @@ namespace {
 // DecomposeOps would split by a read of `module`'s attribute holding it.
 bool readBetasFromAttributes(Block* block, Value* self, Module& module) {
   bool changed = false;
-  for (Node* node : block->nodes()) {
-    for (Block* sub : node->blocks()) {
-      changed |= readBetasFromAttributes(sub, self, module);
-    }
+  forEachNode(block, [&](Node* node) {
     if (!decomposableAddmm(node)) {
-      continue;
+      return;
     }
     Value* beta = node->namedInput(attr::beta);
     const std::optional<IValue> constant = toIValue(beta);
     if (!constant.has_value() || !toIValue(node->namedInput(attr::alpha))) {
-      continue; // not split: beta or alpha is computed
+      return; // not split: beta or alpha is computed
     }
     const std::string name = "_unsplit_addmm_beta_" + beta->type()->str();
     module.register_attribute(name, beta->type(), *constant);
@@ -41,7 +38,7 @@ bool readBetasFromAttributes(Block* block, Value* self, Module& module) {
     node->replaceInput(*node->schema().argumentIndexWithName("beta"),
                        get->output());
     changed = true;
-  }
+  });
   return changed;
 }
 

@@ -1,5 +1,6 @@
 #include "passes/keep_constants_apart.h"
 
+#include "ir/block_walk.h"
 #include "ir/graph_function_state.h"
 
 #include <ATen/ops/equal.h>
@@ -33,15 +34,12 @@ bool sameLayout(const at::Tensor& a, const at::Tensor& b) {
 }
 
 void collectTensorConstants(Block* block, std::vector<Node*>& constants) {
-  for (Node* node : block->nodes()) {
+  forEachNode(block, [&](Node* node) {
     if (node->kind() == prim::Constant && node->hasAttribute(attr::value) &&
         node->kindOf(attr::value) == AttributeKind::t) {
       constants.push_back(node);
     }
-    for (Block* sub : node->blocks()) {
-      collectTensorConstants(sub, constants);
-    }
-  }
+  });
 }
 
 // The tensor constants of `graph` that pooling would merge with an earlier

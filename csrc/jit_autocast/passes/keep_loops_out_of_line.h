@@ -50,7 +50,7 @@ bool KeepLoopsOutOfLine(const std::shared_ptr<torch::jit::Graph>& graph);
 // `jitamp::keep_out_of_line()` right after it, an op that does nothing and
 // that no pass removes, so that it no longer lines up with its reader. For
 // the graphs jitamp's executors compile (SimpleExecutorPlan and
-// ProfilingExecutorPlan, preoptimize.h), never a saved graph. Idempotent.
+// ProfilingExecutorPlan, pipeline/pipeline.h), never a saved graph. Idempotent.
 // Returns whether it changed the graph.
 bool KeepIfsOutOfLine(const std::shared_ptr<torch::jit::Graph>& graph);
 

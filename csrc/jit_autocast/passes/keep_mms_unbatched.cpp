@@ -1,5 +1,7 @@
 #include "passes/keep_mms_unbatched.h"
 
+#include "ir/block_walk.h"
+
 #include <ATen/ops/empty.h>
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/api/module.h>
@@ -24,17 +26,7 @@ bool hasGuard(Graph& graph, const std::string& name) {
 }
 
 bool containsMM(Block* block) {
-  for (Node* node : block->nodes()) {
-    if (node->kind() == aten::mm) {
-      return true;
-    }
-    for (Block* sub : node->blocks()) {
-      if (containsMM(sub)) {
-        return true;
-      }
-    }
-  }
-  return false;
+  return anyNode(block, [](Node* node) { return node->kind() == aten::mm; });
 }
 
 } // namespace

@@ -14,6 +14,7 @@ using namespace torch::jit;
 
 namespace {
 
+// Marks the aten::alias nodes this pass puts between two transposes, so that
 // it removes those and only those (the graph may have aten::alias of its own).
 const Symbol kKeptView = Symbol::attr("jitamp_kept_view");
 
@@ -26,12 +27,9 @@ bool isTranspose(const Node* node) {
 // anywhere in the graph (the peephole pass folds across blocks): one per
 // inner transpose, right after it, read by its outer transposes only.
 void guardTransposePairs(Block* block) {
-  for (Node* node : block->nodes()) {
-    for (Block* sub : node->blocks()) {
-      guardTransposePairs(sub);
-    }
+  forEachNode(block, [](Node* node) {
     if (!isTranspose(node)) {
-      continue;
+      return;
     }
     Node* guard = nullptr;
     const std::vector<Use> uses = node->output()->uses(); // edited below
@@ -47,20 +45,16 @@ void guardTransposePairs(Block* block) {
       }
       use.user->replaceInput(use.offset, guard->output());
     }
-  }
+  });
 }
 
 void removeGuards(Block* block) {
-  for (auto it = block->nodes().begin(); it != block->nodes().end();) {
-    Node* node = *it++;
-    for (Block* sub : node->blocks()) {
-      removeGuards(sub);
-    }
+  forEachNode(block, [](Node* node) {
     if (node->kind() == aten::alias && node->hasAttribute(kKeptView)) {
       node->output()->replaceAllUsesWith(node->input());
       node->destroy();
     }
-  }
+  });
 }
 
 } // namespace

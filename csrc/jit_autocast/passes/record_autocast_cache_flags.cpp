@@ -1,7 +1,7 @@
 #include "passes/record_autocast_cache_flags.h"
 
-#include "ops/autocast_guard.h"
 #include "ir/jitamp_ir.h"
+#include "ops/autocast_guard.h"
 
 #include <torch/csrc/jit/jit_log.h>
 

@@ -1,6 +1,5 @@
 #include "passes/remove_kernel_casts.h"
 
-#include "ir/block_walk.h"
 #include "ir/jitamp_ir.h"
 
 #include <torch/csrc/jit/ir/ir.h>

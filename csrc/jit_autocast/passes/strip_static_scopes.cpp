@@ -1,10 +1,10 @@
 #include "passes/strip_static_scopes.h"
 
-#include "ops/cast_ops.h"
 #include "ir/fold_barriers.h"
 #include "ir/jitamp_ir.h"
 #include "ir/policy_table.h"
 #include "ir/static_scopes.h"
+#include "ops/cast_ops.h"
 
 #include <torch/csrc/jit/jit_log.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>

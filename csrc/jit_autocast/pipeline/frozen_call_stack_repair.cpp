@@ -1,6 +1,6 @@
 #include "pipeline/frozen_call_stack_repair.h"
 
-#include "ir/jitamp_ir.h"
+#include "ir/block_walk.h"
 
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/api/module.h>
@@ -43,20 +43,17 @@ class FrozenCallStackRepair {
 
  private:
   void repairBlock(Block* block) {
-    for (Node* node : block->nodes()) {
-      for (Block* sub : node->blocks()) {
-        repairBlock(sub);
-      }
-      if (hasTaskSubgraph(node)) {
-        repairBlock(node->g(attr::Subgraph)->block());
-      }
-      if (auto callstack = node->callstack()) {
-        InlinedCallStackPtr fixed = repaired(*callstack);
-        if (fixed.get() != callstack->get()) {
-          node->setCallStack(std::move(fixed));
-        }
-      }
-    }
+    forEachNode(
+        block,
+        [this](Node* node) {
+          if (auto callstack = node->callstack()) {
+            InlinedCallStackPtr fixed = repaired(*callstack);
+            if (fixed.get() != callstack->get()) {
+              node->setCallStack(std::move(fixed));
+            }
+          }
+        },
+        Subgraphs::Visit);
   }
 
   // Inlining a method records the class it was called on; a method the

@@ -126,34 +126,30 @@ class FunctionRewriter {
     if (!rewritten && holdsJitampsExecutor(graph_function)) {
       return;
     }
-    {
-      // How the function runs is not saved with a model: set it whenever the
-      // executor does not exist yet (a loaded model gets it from rewrite()).
-      // PyTorch's built-in JIT autocast must never run on a rewritten graph
-      // (it would add its own casts when the function is first called under
-      // an eager autocast), even after jitamp.disable() turns it back on.
-      graph_function._set_ignore_amp(true);
-      // TorchScript's symbolic autodiff (differentiable subgraphs, built by
-      // the profiling and the legacy executor) sums gradients in its own
-      // order and runs an op's backward on the gradient its consumer gives,
-      // uncast (ProfilingExecutorPlan): gradients may differ from eager's
-      // in low bits. The simple executor records each op with eager's
-      // autograd. Otherwise the executor is TorchScript's choice: forcing
-      // the profiling one where the process has turned it off
-      // (torch._C._jit_set_profiling_executor(False)) gave a hybrid whose
-      // fallback functions are legacy executors, which crashed in training.
-      if (options_.simple_executor) {
-        graph_function._set_initial_executor_execution_mode(
-            ExecutorExecutionMode::SIMPLE);
-      }
+    // How the function runs is not saved with a model: set it whenever the
+    // executor does not exist yet (a loaded model gets it from rewrite()).
+    // PyTorch's built-in JIT autocast must never run on a rewritten graph
+    // (it would add its own casts when the function is first called under
+    // an eager autocast), even after jitamp.disable() turns it back on.
+    graph_function._set_ignore_amp(true);
+    // TorchScript's symbolic autodiff (differentiable subgraphs, built by
+    // the profiling and the legacy executor) sums gradients in its own
+    // order and runs an op's backward on the gradient its consumer gives,
+    // uncast (ProfilingExecutorPlan): gradients may differ from eager's
+    // in low bits. The simple executor records each op with eager's
+    // autograd. Otherwise the executor is TorchScript's choice: forcing
+    // the profiling one where the process has turned it off
+    // (torch._C._jit_set_profiling_executor(False)) gave a hybrid whose
+    // fallback functions are legacy executors, which crashed in training.
+    if (options_.simple_executor) {
+      graph_function._set_initial_executor_execution_mode(
+          ExecutorExecutionMode::SIMPLE);
     }
-    {
-      // Not a rewrite: how the function runs, as the executor mode above
-      // (and so not listed as changed, nor refused once it has run).
-      ConfigureRewrittenGraph(graph);
-      // Its callees have theirs: rewrite() installed them above.
-      installPlan(graph_function, options_.simple_executor);
-    }
+    // Not a rewrite: how the function runs, as the executor mode above
+    // (and so not listed as changed, nor refused once it has run).
+    ConfigureRewrittenGraph(graph);
+    // Its callees have theirs: rewrite() installed them above.
+    installPlan(graph_function, options_.simple_executor);
   }
 
   // A function that has run may only be seen again if the rewrite has

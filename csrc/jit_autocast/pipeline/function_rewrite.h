@@ -36,7 +36,7 @@ std::vector<std::string> RewriteModule(
 
 // The same for every function and method of the compilation unit that
 // holds `object`'s class: all of a model that torch.jit.load /
-// torch::jit::load compiled. Run by jitamp::prepare_loaded (loader_ops.cpp)
+// torch::jit::load compiled. Run by jitamp::prepare_loaded (loader.cpp)
 // while the model is unpickled, before anything of it runs. Does nothing
 // where jitamp has configured a function of the unit already: there the
 // model is a deep copy of one jitamp configured (its functions are the

@@ -1,4 +1,4 @@
-// Kernel of jitamp::prepare_loaded (loader_ops.cpp), registered in
+// Kernel of jitamp::prepare_loaded (loader.cpp), registered in
 // library.cpp.
 #pragma once
 

@@ -317,6 +317,27 @@ const ModuleSteps& standaloneSteps() {
   return steps;
 }
 
+// The graph passes that module steps of the same names run on each method:
+// run alone, they take one method's graph.
+const Steps& methodSteps() {
+  static const Steps steps = {
+      {"fold_static_casts", "passes/fold_static_casts.h",
+       onGraph<FoldStaticCasts>},
+      {"strip_static_scopes", "passes/strip_static_scopes.h",
+       onGraph<StripStaticScopes>},
+  };
+  return steps;
+}
+
+bool isMethodGraphPass(const char* name) {
+  for (const GraphStep& step : methodSteps()) {
+    if (std::string(name) == step.name) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void runSteps(const ModuleSteps& steps, ModuleRun& run) {
   for (const ModuleStep& step : steps) {
     step.run(run);
@@ -393,7 +414,8 @@ std::vector<PipelineStep> PipelineSteps() {
        {std::make_pair("freeze", &freezeSteps()),
         std::make_pair("standalone_freeze", &standaloneSteps())}) {
     for (const ModuleStep& step : *steps) {
-      all.push_back({pipeline, step.name, step.header, false});
+      all.push_back(
+          {pipeline, step.name, step.header, isMethodGraphPass(step.name)});
     }
   }
   for (const GraphStep& step : registeredSteps()) {
@@ -408,14 +430,7 @@ bool RunGraphPass(const std::string& name, const std::shared_ptr<Graph>& graph) 
     lists.push_back(entry.second);
   }
   lists.push_back(&registeredSteps());
-  // Graph passes that only the module pipelines run, one method at a time.
-  static const Steps on_methods = {
-      {"fold_static_casts", "passes/fold_static_casts.h",
-       onGraph<FoldStaticCasts>},
-      {"strip_static_scopes", "passes/strip_static_scopes.h",
-       onGraph<StripStaticScopes>},
-  };
-  lists.push_back(&on_methods);
+  lists.push_back(&methodSteps());
   for (const Steps* steps : lists) {
     for (const GraphStep& step : *steps) {
       if (name == step.name) {

@@ -56,7 +56,8 @@ struct PipelineStep {
   std::string pipeline;
   std::string pass;
   std::string header; // where the pass is, under csrc/jit_autocast/
-  bool on_graph; // a graph pass (else it runs on a module)
+  bool on_graph; // RunGraphPass takes it (a module step may run a graph
+                 // pass on each method)
 };
 
 // Every step, pipelines in the order above, steps in the order they run.

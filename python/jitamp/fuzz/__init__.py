@@ -90,7 +90,7 @@ frozen model's ("known:frozen-plain-torchscript": freezing's own
 optimizations remove an `out=` op whose results only dead code reads, and
 eager's error with it). (TorchScript's preoptimization, whose peephole pass
 folds `x.t().t()` to `x`, was one, findings 9 and 10, until jitamp made
-the graph its executors run: csrc/jit_autocast/preoptimize.h.)
+the graph its executors run: csrc/jit_autocast/pipeline/pipeline.h.)
 
 Not covered yet: CUDA tensors (no GPU here: cuda scopes are generated but
 disabled), shapes other than [4, 4] and broadcasting between shapes,

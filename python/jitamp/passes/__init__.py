@@ -21,7 +21,7 @@ class Step(NamedTuple):
     pipeline: str
     name: str
     header: str  # where the pass is, under csrc/jit_autocast/ (or torch's)
-    on_graph: bool  # a graph pass (run() takes it); else a module step
+    on_graph: bool  # run() takes it (a module step may run a graph pass on each method)
 
 
 #: Every step jitamp runs, pipelines in the order they apply, steps in order.
@@ -34,9 +34,7 @@ for _step in STEPS:
 del _step
 
 #: The graph passes run() takes.
-GRAPH_PASSES: frozenset[str] = frozenset(
-    [step.name for step in STEPS if step.on_graph] + ["fold_static_casts", "strip_static_scopes"]
-)
+GRAPH_PASSES: frozenset[str] = frozenset(step.name for step in STEPS if step.on_graph)
 
 
 def run(name: str, graph: torch._C.Graph) -> bool:
