@@ -15,6 +15,7 @@ Elsewhere _C holds both (see below).
 """
 import glob
 import os
+import subprocess
 import sys
 
 import torch
@@ -60,6 +61,26 @@ class Build(BuildExtension.with_options(use_ninja=True)):
         if ext.name != OPS and any(e.name == OPS for e in self.extensions):
             ext.library_dirs.append(os.path.dirname(self.get_ext_fullpath(OPS)))
         super().build_extension(ext)
+        if sys.platform.startswith("linux"):
+            require_shared_libstdcxx(self.get_ext_fullpath(ext.name))
+
+
+def require_shared_libstdcxx(path: str) -> None:
+    """Refuse a library that carries its own copy of libstdc++ (a compiler
+    that links it statically: seen with a wrapper g++ whose -B directory
+    holds libstdc++.a alone). LibTorch uses the shared one, and objects that
+    cross between the two copies (exceptions, streams, an ErrorReport) crash
+    at run time: "free(): invalid pointer" at jitamp's first refusal."""
+    try:
+        dynamic = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return  # no readelf: not checked
+    if "libstdc++.so" not in dynamic:
+        compiler = os.environ.get("CXX", "c++")
+        raise RuntimeError(
+            f"{os.path.basename(path)} does not link libstdc++.so: the compiler ({compiler}) linked "
+            "libstdc++ into it statically, and objects shared with LibTorch's libstdc++ would crash "
+            "at run time. Build with a compiler that links it dynamically (e.g. CXX=/usr/bin/g++).")
 
 
 # Every .cpp under csrc/jit_autocast (its rooms ir/, ops/, passes/,

@@ -46,6 +46,14 @@ export PYTHONPATH=$PWD/python${PYTHONPATH:+:$PYTHONPATH}
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available(),
       torch.cuda.get_device_name() if torch.cuda.is_available() else "")' | tee "$out/device.txt"
 start=$SECONDS
+# The lent machine's CXX (/opt/gcc/bin/g++, a wrapper whose -B directory
+# holds libstdc++.a alone) linked libstdc++ into jitamp statically: objects
+# crossing into LibTorch's libstdc++ crashed at the first refusal
+# ("free(): invalid pointer", 2026-11-26). setup.py now refuses such a
+# library; the system compiler links it dynamically.
+if [ -x /usr/bin/g++ ]; then
+  export CXX=/usr/bin/g++
+fi
 # A lent machine may keep ignored build outputs of an earlier tree (seen:
 # objects of another commit, relinked by "ninja: no work to do", crashing
 # at the first script): always build from scratch.

@@ -28,7 +28,7 @@ def ce_fp16(x: Tensor, target: Tensor):
 
 def ce_bf16(x: Tensor, target: Tensor):
     with torch.autocast("cuda", dtype=torch.bfloat16):
-        return F.cross_entropy(x, target), F.cross_entropy(x.bfloat16(), target)
+        return F.cross_entropy(x, target), F.cross_entropy(x.to(torch.bfloat16), target)
 
 
 @pytest.mark.parametrize("fn", [ce_fp16, ce_bf16], ids=DTYPE_IDS)

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import ast
 import os
+import shutil
+import subprocess
 import sys
+
+import pytest
 
 PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python", "jitamp")
 
@@ -241,7 +245,9 @@ def test_the_patches_are_installed_when_the_list_says():
         assert len(replaced) == len(installed) - 2
         for patch in replaced:
             assert getattr(patch.owner, patch.name) is patch.replacement, patch
-        assert torch._C._jit_get_emit_hooks() == installed[1].mine
+        hooks = installed[1]
+        assert torch._C._jit_get_emit_hooks == hooks._get_emit_hooks
+        assert torch._C._jit_set_emit_hooks == hooks._set_emit_hooks
     for patch in replaced:
         if patch.original is _patches._ABSENT:
             assert not hasattr(patch.owner, patch.name), patch
@@ -284,3 +290,17 @@ if __name__ == "__main__":
     found = cycles(graph)
     print("cycles:", found or "none")
     sys.exit(1 if found else 0)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("readelf") is None,
+                    reason="reads the ELF dynamic section with readelf (Linux)")
+def test_the_libraries_link_libstdcxx_dynamically():
+    """A library with its own copy of libstdc++ crashes where objects cross
+    into LibTorch's (setup.py's require_shared_libstdcxx refuses to build
+    one): both of jitamp's link the shared one, as LibTorch does."""
+    import jitamp
+    from jitamp import _library
+
+    for path in (jitamp.library_path(), _library._C.__file__):
+        needed = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, check=True).stdout
+        assert "libstdc++.so" in needed, path

@@ -3,14 +3,26 @@
 #include "ir/jitamp_ir.h"
 #include "ir/open_scopes.h"
 
-#include <torch/csrc/jit/frontend/error_report.h>
 #include <torch/csrc/jit/jit_log.h>
+
+#include <string>
 
 namespace jitamp {
 
 using namespace torch::jit;
 
 namespace {
+
+// Raises RuntimeError with `message` and `node`'s source, highlighted, as
+// TorchScript's front end shows an error. Not torch::jit::ErrorReport: its
+// object would be laid out, copied and destroyed partly by this library's
+// compiler (its destructor is inline) and partly by LibTorch's, and where
+// the two disagree on its layout the throw frees a wrong pointer (seen on
+// torch 2.11 built here with another g++). c10::Error is made and destroyed
+// in c10 alone.
+[[noreturn]] void refuse(const Node* node, const std::string& message) {
+  TORCH_CHECK(false, message, ":\n", node->sourceRange().str());
+}
 
 EagerEnterResult& eagerEnterResult() {
   static EagerEnterResult result;
@@ -84,13 +96,15 @@ class ScopeLowering {
             "builtins.AttributeError",
             "'NoneType' object has no attribute '" + name + "'");
       } else {
-        throw ErrorReport(user->sourceRange())
-            << "jitamp: on this torch, eager's autocast.__enter__ returns "
-               "None, so `with torch.autocast(...) as "
-            << (bound->hasDebugName() ? bound->debugNameBase() : "name")
-            << "` binds None, which the scripted code cannot be given. Build "
-               "the object first and enter it: `ac = torch.autocast(...)`, "
-               "then `with ac:`";
+        refuse(
+            user,
+            "jitamp: on this torch, eager's autocast.__enter__ returns None, "
+            "so `with torch.autocast(...) as " +
+                (bound->hasDebugName() ? bound->debugNameBase()
+                                       : std::string("name")) +
+                "` binds None, which the scripted code cannot be given. "
+                "Build the object first and enter it: "
+                "`ac = torch.autocast(...)`, then `with ac:`");
       }
     }
   }
@@ -112,12 +126,12 @@ class ScopeLowering {
   void lowerExit(Node* exit) {
     const OpenScope* scope = scopes_.findByAutocast(exit->input());
     if (scope == nullptr) {
-      throw ErrorReport(exit->sourceRange())
-          << "jitamp: found the end of an autocast scope without its start";
+      refuse(
+          exit,
+          "jitamp: found the end of an autocast scope without its start");
     }
     if (exit->hasUses()) {
-      throw ErrorReport(exit->sourceRange())
-          << "jitamp: the result of an autocast __exit__ is used";
+      refuse(exit, "jitamp: the result of an autocast __exit__ is used");
     }
     WithInsertPoint guard(exit);
     Node* lowered = graph_.create(ops::kExit, {scope->guard}, 0);
