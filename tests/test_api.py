@@ -102,6 +102,27 @@ def test_hooks_set_by_other_code_while_enabled_run_after_the_rewrite():
         torch._C._jit_set_emit_hooks(*before)
 
 
+def test_hook_chain_survives_disable_emit_hooks():
+    """PyTorch's save/load checks run in torch._jit_internal._disable_emit_hooks:
+    save the hooks, set none, restore the saved.
+    The restore brings back the chain that was installed, other code's hooks
+    included, for every later script."""
+    seen = []
+    before = torch._C._jit_get_emit_hooks()
+    try:
+        with jitamp.enable():
+            torch._C._jit_set_emit_hooks(lambda m: seen.append("module"), lambda f: seen.append("function"))
+            with torch._jit_internal._disable_emit_hooks():
+                fn = _script_fresh_copy(scoped_mm)
+            assert seen == [] and "jitamp::autocast_enter" in _kinds(fn.graph)
+            for _ in range(3):
+                fn = _script_fresh_copy(scoped_mm)
+                assert "jitamp::autocast_enter" in _kinds(fn.graph)
+            assert seen == ["function"] * 3
+    finally:
+        torch._C._jit_set_emit_hooks(*before)
+
+
 def _script_fresh_copy(fn):
     """torch.jit.script of a fresh copy (TorchScript caches functions by
     identity), with whatever hooks are installed."""

@@ -739,6 +739,91 @@ def test_torchscript_and_frozen_differences_recognized(name, kind):
     assert _run(name).kind == kind
 
 
+@pytest.mark.parametrize("name", [
+    "torchscript_softmax_formula_half_input_under_a_casting_region.py",  # seed 77112026, index 2718
+    "torchscript_profiling_out_grad_where_eager_runs_on.py",  # seed 77112026, index 8814
+])
+def test_plain_torchscript_raises_the_same_where_it_is_no_reference(name):
+    """An error of the profiling plan that plain TorchScript raises at the
+    same call, where eager does not, in programs for which plain TorchScript
+    is no reference for values (a region that casts; scopes, which it runs
+    with autocast off): runner._plain_raises_the_same."""
+    assert _run(name).kind == "known:profiling-plain-torchscript"
+
+
+def _first_errors(fn, make_args, calls=(1, 2, 3), *, grad_of=None):
+    """The last line of each call's error (None where it returned); with
+    `grad_of`, backward through the sum of the float tensors it picks."""
+    errors = []
+    for call in calls:
+        try:
+            out = fn(*make_args(call))
+            if grad_of is not None:
+                sum(t.float().sum() for t in grad_of(out)).backward()
+            errors.append(None)
+        except RuntimeError as error:
+            errors.append(str(error).strip().splitlines()[-1])
+    return errors
+
+
+def test_softmax_formula_with_dtype_fails_plain_torchscript_without_autocast(tmp_path):
+    """What 2718 shows, without autocast or jitamp: the profiling plan's
+    formula of softmax with dtype=torch.float32 on a float16 input raises
+    from the second call, where eager returns."""
+    from jitamp.fuzz.runner import load_source, unload
+
+    source = """
+import torch
+def f(x: torch.Tensor):
+    return torch.softmax(torch.tanh(x), -1, dtype=torch.float32) * 2
+"""
+    module = load_source(source, str(tmp_path), "softmax_formula_plain")
+    try:
+        plain = oracle.script_without_jitamp(module.f)
+
+        def args(call):
+            return [torch.randn(4, 4).half().requires_grad_()]
+        assert _first_errors(module.f, args, grad_of=lambda out: [out]) == [None] * 3
+        errors = _first_errors(plain, args, grad_of=lambda out: [out])  # TorchScript's default executor
+    finally:
+        unload(module)
+    assert errors[0] is None and errors[1] == errors[2] == "RuntimeError: expected scalar type Float but found Half"
+
+
+def test_out_softmax_with_grad_fails_plain_torchscript_where_eager_runs_on(tmp_path):
+    """What 8814 shows, without autocast or jitamp: once the profiling plan
+    is optimized, an out= softmax into bmm's result raises autograd's out=
+    error; eager's kernel runs."""
+    from jitamp.fuzz.runner import load_source, unload
+
+    source = """
+from typing import List
+import torch
+import torch.nn.functional as F
+def f(x0: torch.Tensor, flag: bool):
+    v5 = F.prelu(x0, x0[0])
+    v9 = torch.bmm(v5.unsqueeze(0), x0.unsqueeze(0)).squeeze(0)
+    if flag:
+        return v9
+    torch.softmax(v5, 1, out=v9)
+    return x0
+"""
+    module = load_source(source, str(tmp_path), "out_grad_eager_runs_on")
+    try:
+        plain = oracle.script_without_jitamp(module.f)
+
+        def args(call):
+            x0 = torch.randn(4, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+            return [x0.requires_grad_(), call % 2 == 1]
+        assert _first_errors(module.f, args, (1, 2, 3, 4)) == [None] * 4
+        errors = _first_errors(plain, args, (1, 2, 3, 4))  # TorchScript's default executor
+    finally:
+        unload(module)
+    out_grad = ("RuntimeError: aten::softmax(): functions with out=... arguments don't support automatic "
+                "differentiation, but one of the arguments requires grad.")
+    assert errors == [None, out_grad, None, out_grad]
+
+
 def test_profiling_plan_raises_out_grad_before_the_out_dtype_check(tmp_path):
     """Plain TorchScript, no autocast: once the profiling executor has
     optimized (the other branch ran), bmm's result comes out of a

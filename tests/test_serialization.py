@@ -126,3 +126,61 @@ def test_jitamp_load(tmp_path):
     torch.jit.save(script(model), str(tmp_path / "model.pt"))
     loaded = jitamp.load(str(tmp_path / "model.pt"))
     check_against_eager(model, (torch.randn(4, 8),), scripted=loaded, outer=cpu_autocast(), grad=True)
+
+
+def test_saves_load_after_pytorch_test_teardowns(tmp_path):
+    """PyTorch's JitTestCase, between tests, sets and clears its emit hooks
+    and clears TorchScript's class registry, which frees the methods of
+    every scripted class (jitamp's loader class too: a save after that wrote
+    other code under the loader's name, a file that did not load). Its
+    save/load checks run inside torch._jit_internal._disable_emit_hooks().
+    Two such teardowns between scripted saves, for a module and a function
+    on both executors: every file loads and runs as eager. In a fresh
+    process: the clear frees the classes of every test before it."""
+    script_file = tmp_path / "suite.py"  # TorchScript reads the source
+    script_file.write_text(textwrap.dedent("""
+        import io, torch, jitamp
+        from torch.testing._internal.jit_utils import clear_class_registry
+        from oracle import assert_same, torchscript_deprecation_ignored
+
+        class Scoped(torch.nn.Module):
+            def forward(self, x):
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    return torch.mm(x, x).softmax(-1)
+
+        def scoped(x):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return torch.mm(x, x) + 1
+
+        def relu(x):
+            return x.relu()
+
+        def teardown():  # JitTestCase.tearDown, after its setUp's hooks
+            torch._C._jit_set_emit_hooks(lambda m: None, lambda f: None)
+            torch._C._jit_set_emit_hooks(None, None)
+            clear_class_registry()
+
+        x = torch.randn(4, 4)
+        saved = []
+        with torchscript_deprecation_ignored():
+            for profiling in (False, True):
+                with jitamp.enable(profiling_executor=profiling):
+                    for obj in (relu, Scoped(), scoped, Scoped()):
+                        scripted = torch.jit.script(obj)
+                        buffer = io.BytesIO()
+                        with torch._jit_internal._disable_emit_hooks():
+                            torch.jit.save(scripted, buffer)
+                        saved.append((obj, buffer.getvalue()))
+                        teardown()
+                        teardown()
+            for obj, data in saved:
+                loaded = torch.jit.load(io.BytesIO(data))
+                for call in range(3):
+                    assert_same(obj(x), loaded(x))
+                    with torch.autocast("cpu", dtype=torch.bfloat16):
+                        assert_same(obj(x), loaded(x))
+        print("OK", len(saved))
+    """))
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "tests") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    result = subprocess.run([sys.executable, str(script_file)], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert result.returncode == 0 and "OK 8" in result.stdout, result.stderr

@@ -30,6 +30,7 @@ import threading
 from typing import Any, Callable
 
 import torch
+from torch import _jit_internal
 
 from ._library import _C
 
@@ -50,14 +51,25 @@ class ModelLoader:
         torch.ops.jitamp.prepare_loaded(self, needs_import_jitamp)
 
 
-@functools.lru_cache(maxsize=None)
 def _loader_type() -> torch._C.ClassType:
-    # Scripted on first use, not at import: torch.jit.script warns.
-    from torch._sources import fake_range
-    from torch.jit.annotations import ann_to_type
+    """ModelLoader's TorchScript class, scripted on first use (not at
+    import: torch.jit.script warns), and again after a registry clear.
 
-    torch.jit.script(ModelLoader)
-    return ann_to_type(ModelLoader, fake_range())
+    torch._C._jit_clear_class_registry() (PyTorch's JitTestCase runs it
+    between tests) frees the methods of every scripted class while a type
+    kept from before still points at them: a model saved with such a type
+    held other functions' code under ModelLoader's name and did not load.
+    So the class is looked up in the registry at each use."""
+    registry = torch.jit._state._python_cu
+    name = _jit_internal._qualified_name(ModelLoader)
+    loader_type = registry.get_class(name)
+    if loader_type is None:
+        # torch.jit.script would return the class it scripted before the
+        # clear, which the Python side still holds.
+        torch.jit._state._script_classes.pop(ModelLoader, None)
+        torch.jit.script(ModelLoader)
+        loader_type = registry.get_class(name)
+    return loader_type
 
 
 def attach(module: torch._C.ScriptModule, simple_executor: bool) -> None:

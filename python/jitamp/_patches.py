@@ -128,35 +128,41 @@ class EmitHooks:
     (the rewrite) on each module and function scripted, then the hooks
     other code wants run: those the slot held before install(), or those
     set since with torch._C._jit_set_emit_hooks (e.g. PyTorch's
-    JitTestCase), which no longer displaces jitamp's. Setting jitamp's own
-    hooks back (what a caller saved with torch._C._jit_get_emit_hooks,
-    which returns them) brings back the hooks from before install().
+    JitTestCase), which no longer displaces jitamp's. What
+    torch._C._jit_get_emit_hooks returns stands for the chain installed at
+    that moment: setting it back restores exactly that chain (as
+    torch._jit_internal._disable_emit_hooks does: save, set none, restore).
     uninstall() puts back torch's two functions and, in the slot, the hooks
     other code wants run."""
 
     def __init__(self, on_module: Callable[[Any], Any], on_function: Callable[[Any], Any],
                  lock: threading.RLock) -> None:
+        self.on_module, self.on_function = on_module, on_function
         self.lock = lock
         self.installed = False
+        self.others: tuple[Any, Any] = (None, None)
+        self.mine = self._chain(lambda: self.others if self.installed else (None, None))
+
+    def _chain(self, others: Callable[[], tuple[Any, Any]]) -> tuple[Any, Any]:
+        """Hooks that run the rewrite, then the hooks `others()` gives."""
 
         def module_hook(module: torch._C.ScriptModule) -> None:
-            on_module(module)
-            other = self.others[0] if self.installed else None
+            self.on_module(module)
+            other = others()[0]
             if other is not None:
                 other(module)
 
         def function_hook(function: torch._C.ScriptFunction) -> None:
-            on_function(function)
-            other = self.others[1] if self.installed else None
+            self.on_function(function)
+            other = others()[1]
             if other is not None:
                 other(function)
 
-        self.mine = (module_hook, function_hook)
+        return module_hook, function_hook
 
     def install(self) -> None:
         self.get, self.set = torch._C._jit_get_emit_hooks, torch._C._jit_set_emit_hooks
-        self.previous = self.get()  # put back by setting jitamp's own hooks
-        self.others = self.previous  # what other code wants run, after the rewrite
+        self.others = self.get()  # what other code wants run, after the rewrite
         self.installed = True
         self.set(*self.mine)
         torch._C._jit_set_emit_hooks = self._set_emit_hooks
@@ -169,22 +175,24 @@ class EmitHooks:
         self.installed = False
 
     def _get_emit_hooks(self) -> tuple[Any, Any]:
-        """torch._C._jit_get_emit_hooks while installed: jitamp's hooks
-        themselves (TorchScript's getter returns new wrappers), so that a
-        caller that saves and later restores them is recognized by
-        _set_emit_hooks."""
+        """torch._C._jit_get_emit_hooks while installed: hooks that run the
+        chain installed now (the rewrite, then the others of this moment),
+        which _set_emit_hooks recognizes."""
         with self.lock:
             assert self.installed
-            return self.mine
+            others = self.others
+            module_hook, function_hook = self._chain(lambda: others)
+            module_hook.jitamp_chain = (others, function_hook)  # type: ignore[attr-defined]
+            return module_hook, function_hook
 
     def _set_emit_hooks(self, module_hook: Any, function_hook: Any) -> None:
         """torch._C._jit_set_emit_hooks while installed: the hooks run after
-        jitamp's; jitamp's own bring back those from before install()."""
+        jitamp's; a pair _get_emit_hooks gave brings back its chain."""
         with self.lock:
             assert self.installed
-            mine_module, mine_function = self.mine
-            if module_hook is mine_module and function_hook is mine_function:
-                self.others = self.previous
+            chain = getattr(module_hook, "jitamp_chain", None)
+            if chain is not None and chain[1] is function_hook:
+                self.others = chain[0]
             else:
                 self.others = (module_hook, function_hook)
 

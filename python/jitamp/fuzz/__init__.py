@@ -85,8 +85,11 @@ input), gradients NaN on one side only ("known:profiling-nan-grad": relu's
 formula multiplies a NaN gradient by its mask, eager's selects); plain
 TorchScript does all of these. A profiling program with no
 autocast anywhere that differs is run as plain TorchScript too, and a
-difference of the same kind is "known:profiling-plain-torchscript"; so is a
-frozen model's ("known:frozen-plain-torchscript": freezing's own
+difference of the same kind is "known:profiling-plain-torchscript", and so
+is an error that plain TorchScript, called in the same region, raises at the
+same call where eager does not (where autocast changes what the program
+computes: not for an error a dtype decides, but a symbolic formula's in a
+program without scopes); so is a frozen model's ("known:frozen-plain-torchscript": freezing's own
 optimizations remove an `out=` op whose results only dead code reads, and
 eager's error with it). (TorchScript's preoptimization, whose peephole pass
 folds `x.t().t()` to `x`, was one, findings 9 and 10, until jitamp made

@@ -616,7 +616,7 @@ def _known_finding(kind, obj, scripted, module, source, directory, stem, message
         if plain.kind == "ok" or plain.kind.startswith("known:"):
             return "known:fork-grad-order"
     if (kind.startswith("mismatch:") and _profiling(module)
-            and _plain_torchscript_differs(obj, module, source, directory, stem, kind)):
+            and _plain_torchscript_differs(obj, module, source, directory, stem, kind, message=message)):
         return "known:profiling-plain-torchscript"
     if kind == "mismatch:error" and _callee_drops_what_raised(module, message):
         return "known:dead-code"
@@ -662,7 +662,7 @@ def _callee_drops_what_raised(module: Any, message: str) -> bool:
 
 
 def _plain_torchscript_differs(obj, module, source, directory, stem, kind, *, frozen: bool = False,
-                               stock: bool = False) -> bool:
+                               stock: bool = False, message: str = "") -> bool:
     """Whether the program scripted without jitamp (frozen: then frozen with
     torch.jit.freeze; stock: then saved and loaded, _saved_and_loaded) differs
     from eager as jitamp's did (same kind). Only
@@ -681,23 +681,35 @@ def _plain_torchscript_differs(obj, module, source, directory, stem, kind, *, fr
     device): eager inside the region, with autocast turned off around the
     program, gives the region's results, then plain TorchScript runs
     outside it (on torch 2.4.1 the same softmax formula, its input float16
-    under a float16 region: seed 2419, index 1371)."""
-    if not _autocast_off(module.OUTER):
-        if not _region_changes_nothing(obj, module, frozen=frozen):
+    under a float16 region: seed 2419, index 1371).
+
+    Where the region does change what eager computes, an error is still
+    TorchScript's own where plain TorchScript, in the same region, raises it
+    at the same call where eager returns (`message`: jitamp's): the same
+    softmax formula, reached by a float16 input under a bfloat16 region
+    whose addmm the region casts (seed 77112026, index 2718)."""
+    if _plain_is_a_reference(obj, module, frozen=frozen):
+        if not _autocast_off(module.OUTER):
+            module = _outside_the_region(module)
+        try:
+            with scripted_without_jitamp(source, directory, stem + "_plain_compare") as (_, plain):
+                if not _autocast_scopes_in(plain):
+                    model = torch.jit.freeze(plain.eval()) if frozen else plain
+                    _compare(obj, _saved_and_loaded(model) if stock else model, module, frozen=frozen)
+                    return False
+        except AssertionError as exc:
+            prefix = "stock-mismatch:" if stock else "frozen-mismatch:" if frozen else "mismatch:"
+            return prefix + classify(str(exc)) == kind
+        except Exception:
             return False
-        module = _outside_the_region(module)
-    try:
-        with scripted_without_jitamp(source, directory, stem + "_plain_compare") as (_, plain):
-            if _autocast_scopes_in(plain):
-                return False
-            model = torch.jit.freeze(plain.eval()) if frozen else plain
-            _compare(obj, _saved_and_loaded(model) if stock else model, module, frozen=frozen)
-    except AssertionError as exc:
-        prefix = "stock-mismatch:" if stock else "frozen-mismatch:" if frozen else "mismatch:"
-        return prefix + classify(str(exc)) == kind
-    except Exception:
-        return False
-    return False
+    return (kind == "mismatch:error" and not frozen and not stock
+            and _plain_raises_the_same(module, source, directory, stem, message))
+
+
+def _plain_is_a_reference(obj, module, *, frozen: bool) -> bool:
+    """Whether the eager region leaves what eager computes as it is (off,
+    or changing nothing: _region_changes_nothing)."""
+    return _autocast_off(module.OUTER) or _region_changes_nothing(obj, module, frozen=frozen)
 
 
 def _autocast_scopes_in(scripted: Any) -> bool:
@@ -729,6 +741,62 @@ def _encloses_no_op(enter: torch._C.Node) -> bool:
             return True
         if node.kind() != "prim::Constant":
             return False
+    return False
+
+
+# The oracle's message on an error: "call N: ..." first, and the scripted
+# side's error as "scripted raised Class('...')" (then ", eager returned",
+# or a line of its own after eager's).
+_CALL = re.compile(r"^call (\d+)")
+_SCRIPTED_RAISED = re.compile(r"scripted raised (\w+)\((.*)\)(?:, eager returned)?$", re.M)
+# an error a dtype decides, which a cast jitamp missed could also raise
+_DTYPE_ERROR = re.compile(r"dtype|scalar type|same type")
+
+
+def _scripted_error(message: str) -> tuple[str, str, str] | None:
+    """The call, the class and the last line of the scripted side's error
+    in the oracle's `message` (the traceback above that line names files)."""
+    call = _CALL.match(message)
+    raised = _SCRIPTED_RAISED.search(message)
+    if call is None or raised is None:
+        return None
+    lines = [line for line in raised.group(2).strip("'\"").split("\\n") if line.strip()]
+    return call.group(1), raised.group(1), lines[-1] if lines else ""
+
+
+def _plain_raises_the_same(module, source, directory, stem, message) -> bool:
+    """Whether the program scripted without jitamp, called as the oracle
+    calls it in the same eager region, first raises at the call and with
+    the error where jitamp's raised and eager did not (`message`): a
+    difference plain TorchScript makes where it is no reference for values
+    (an eager region that changes them, or scopes, which it runs with
+    autocast off). Not for an error a dtype decides, unless a symbolic
+    formula of the profiling plan raised it where the program opens no
+    scope: a cast jitamp missed would give plain TorchScript's uncast
+    dtypes. Seen: softmax's formula with `dtype=` and a float16 input
+    under a bfloat16 region (seed 77112026, index 2718); an `out=` softmax
+    with grad, where eager's kernel runs on (seed 77112026, index 8814)."""
+    mine = _scripted_error(message)
+    if mine is None:
+        return False
+    dtype_error = _DTYPE_ERROR.search(mine[2]) is not None
+    if dtype_error and "in <backward op>" not in message:
+        return False
+    try:
+        with scripted_without_jitamp(source, directory, stem + "_plain_same_error") as (_, plain):
+            if dtype_error and _autocast_scopes_in(plain):
+                return False
+            outer = make_outer(module.OUTER)
+            builtin = torch._C._jit_set_autocast_mode(False)  # its scopes do nothing
+            try:
+                for call in range(1, max(CALLS) + 1):
+                    _, error, _, _ = oracle.run_side(plain, module.make_args(call), outer, module.GRAD)
+                    if error is not None:
+                        return _scripted_error(f"call {call}: scripted raised {error!r}") == mine
+            finally:
+                torch._C._jit_set_autocast_mode(builtin)
+    except Exception:
+        return False
     return False
 
 
