@@ -145,7 +145,7 @@ TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
   m.impl("autocast_task_exit", TORCH_FN(autocastTaskExit));
   m.impl("prepare_loaded", TORCH_FN(prepareLoaded));
   m.impl("raise_as_eager", TORCH_FN(raiseAsEager));
-  // KeepIfsOutOfLine (keep_loops_out_of_line.h): nothing to do
+  // KeepIfsOutOfLine (keep_ifs_out_of_line.h): nothing to do
   m.impl("keep_out_of_line", [] {});
   m.impl("suspend_autocast", TORCH_FN(suspendAutocast));
   m.impl("resume_autocast", TORCH_FN(resumeAutocast));

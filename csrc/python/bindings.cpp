@@ -2,10 +2,10 @@
 // it also registers the jitamp ops (the files of csrc/jit_autocast, linked
 // into the same library).
 #include "ir/graph_function_state.h"
+#include "ir/op_casts.h"
 #include "ir/policy_table.h"
 #include "passes/expose_static_casts_to_fuser.h"
 #include "passes/fold_static_casts.h"
-#include "passes/insert_smart_casts.h"
 #include "passes/keep_addmm_whole.h"
 #include "passes/keep_constants_apart.h"
 #include "passes/keep_loops_out_of_line.h"

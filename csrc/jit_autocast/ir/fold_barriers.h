@@ -1,33 +1,15 @@
 // Keeping ops whose result the autocast state decides from being computed
 // ahead of time. Header-only; shared by insert_smart_casts.cpp (which puts
-// the barriers in), fold_static_casts.cpp (which settles them in frozen
-// graphs), preoptimize.cpp and strip_static_scopes.cpp (which take them
-// out).
+// the barriers in), settle_fold_barriers.cpp (which settles them in frozen
+// graphs), pipeline.cpp (the executor plans) and strip_static_scopes.cpp
+// (which take them out).
 //
-// TorchScript's constant propagation runs, once, every op whose inputs are
-// all constants, in the thread's state of that moment: torch.jit.freeze
-// does (frozen weights are constants), and so does the profiling executor
-// when it optimizes a graph at its first calls (`torch.ones(3)` is a
-// constant). A smart cast is never folded (its region token is never a
-// constant), so an op behind smart casts is not either. An op that eager's
-// dispatcher autocasts with no cast in the IR is: a composite op whose
-// decomposition reaches an autocast op (`F.pad(w, mode="reflect")` reaches
-// reflection_pad1d, float32 on CPU), an op whose autocast kernel has no
-// table row, an op whose inputs FoldStaticCasts has made constants. Folded,
-// it gives what the state at folding gives, not what the caller's (or its
-// scope's) state gives at each call (fuzz finding 11).
-//
-// InsertSmartCasts therefore puts `jitamp::autocast_dependent(x, region)`
-// -- an identity whose region token is never a constant -- on one tensor
-// input of every op whose result the state may change (autocastMayChange,
-// policy_table.h) and whose inputs may all become constants
-// (MaybeConstants): then it is never folded. FoldStaticCasts settles them
-// in a frozen graph, where the inputs are constants: it computes the op
-// once under its scope's static state, or, in the caller's state, where
-// every state gives the same bits; otherwise the barrier stays and the op
-// runs at every call, as in eager. jitamp's simple executor runs no
-// constant propagation: its plan drops them (SimpleExecutorPlan), and so
-// does the standalone lowering (its caller's autocast is off).
+// A fold barrier, `jitamp::autocast_dependent(x, region)`, is an identity
+// on one tensor input of such an op whose region token is never a
+// constant, so constant propagation (torch.jit.freeze, the profiling
+// executor's first optimization) never folds the op. Why and where:
+// docs/frozen.md, 'Fold barriers: ops the state decides, kept from
+// constant folding'.
 #pragma once
 
 #include "ir/jitamp_ir.h"
@@ -211,15 +193,13 @@ inline void removeFoldBarriers(torch::jit::Node* node) {
   }
 }
 
-// Whether TorchScript's DecomposeOps may split `node` into `mm` + `add`,
-// which round twice where eager's addmm rounds once (0.25 apart on a 64x64
-// bfloat16 result under autocast, 1 float32 ulp without): an aten::addmm
-// neither of whose beta and alpha is a constant other than 1. The profiling
-// executor runs it before profiling, the legacy executor on no-grad code;
-// it splits where both are the constant 1 (one that is an argument may
-// become it where a caller inlines the graph), so reading either from a
-// value that no pass folds keeps the op whole (ProfilingExecutorPlan,
-// KeepAddmmWholeInModule).
+// Whether TorchScript's DecomposeOps may split `node` into `mm` + `add`
+// (rounding twice where eager's addmm rounds once): an aten::addmm neither
+// of whose beta and alpha is a constant other than 1 (it splits where both
+// are the constant 1; an argument may become it where a caller inlines the
+// graph). Reading either from a value that no pass folds keeps the op whole
+// (ProfilingExecutorPlan, KeepAddmmWholeInModule). Why: docs/passes.md,
+// 'KeepAddmmWhole'.
 inline bool decomposableAddmm(const torch::jit::Node* node) {
   if (node->kind() != c10::aten::addmm ||
       !node->matches(

@@ -1,18 +1,12 @@
 // The op policy table: what eager autocast does to each op, per device.
-//
-// Two parts (policy_table.cpp): rows generated from the torch versions we
-// support (policy_table_generated.inc, by tools/gen_policy_table.py; never
-// edited by hand), and a few hand-written "implied" rows for ops TorchScript
-// calls where eager reaches an autocast op underneath.
-//
-// The installed torch is the source of truth for which rows apply: a row
-// is used on a device only if the installed dispatcher has an autocast
-// kernel for the op (for an implied row: for the op it reaches) on that
-// device. A row for an op the installed torch does not autocast would
-// change results; a missing row does not (inside a scope the dispatcher
-// still applies eager's policy at run time), so ops torch autocasts that
-// the table does not know are left to the dispatcher and reported
-// (PYTORCH_JIT_LOG_LEVEL='>>policy_table', and `jitamp table`).
+// Rows generated from the torch versions we support
+// (policy_table_generated.inc, by tools/gen_policy_table.py; never edited by
+// hand) and a few hand-written "implied" rows (policy_table.cpp). A row is
+// used on a device only if the installed torch has an autocast kernel there
+// for the op (for an implied row: for the op it reaches); ops it autocasts
+// that the table lacks are left to the dispatcher and reported
+// (PYTORCH_JIT_LOG_LEVEL='>>policy_table', `jitamp table`). Why:
+// docs/policy-table.md.
 #pragma once
 
 #include <ATen/core/function_schema.h>
@@ -131,10 +125,9 @@ bool autocastMayChangeUncast(
 // autocasting the op on a device (it is new or gone, or its autocast kernel
 // came or went): "" where they agree, otherwise where it is autocast
 // ("autocast on cuda in torch 2.12.0 to 2.15.0; not in 2.4.1 to 2.11.0",
-// devices joined by "; "; only `device`'s, where given). A model rewritten on one torch and loaded on
-// another follows the policy of the one it runs on: the pass redoes the
-// casts of such an op at load (InsertSmartCasts), freezing never computes
-// them ahead (FoldStaticCasts), and a standalone model refuses them.
+// devices joined by "; "; only `device`'s, where given). What the passes do
+// with such an op: docs/policy-table.md, 'A model rewritten on one torch,
+// run on another'.
 std::string policyVariesAcrossTorch(
     const std::string& name,
     const std::string& overload,

@@ -3,28 +3,14 @@
 // running the graph (a "static" state) and what it is. Shared by
 // fold_static_casts.cpp and strip_static_scopes.cpp. Header-only.
 //
-// A scope's state is static when the IR gives it as constants:
-//  - `jitamp::autocast_enter.args(device_type, dtype, enabled, cache)` with
-//    constant device type, dtype and enabled (WrapInAutocastScope);
-//  - `jitamp::autocast_enter(%obj)` where %obj is made in this graph
-//    (prim::CreateObject: the scripted __init__ inlined, as in a frozen
-//    graph), set exactly once each of `device`, `fast_dtype`, `_enabled`,
-//    in the block that made it, to constants, and used only by prim::SetAttr,
-//    prim::GetAttr and enter ops. `torch.autocast("cpu")` without a dtype
-//    takes the thread's dtype when it is built (aten::get_autocast_dtype):
-//    not static, unless enabled is a constant False (the dtype then does not
-//    matter).
-// Constant enabled=False is off whatever the dtype. On CPU, enabled with a
-// dtype other than bfloat16/float16 is off too (eager warns and disables,
-// scope_ops.cpp). On CUDA, enabled is on only where CUDA is there: known for
-// the casts of tensors on a CUDA device, which is all the folding asks.
-// Code outside any scope runs in its caller's state: never static. A scope
-// for another device type does not change a device type's state; a scope
-// whose device type is not a constant might be any: beyond it, nothing is
-// static. Nor is a device type's state where its innermost scope may have
-// been closed on some path (after an early return, break or continue in
-// it, OpenScope::maybe_closed): the code there may run inside the scope or
-// after it.
+// A device type's state is static where its innermost open scope gives
+// device type, enabled and (when enabled) dtype as constants
+// (`autocast_enter.args`, or `autocast_enter` of an autocast object made and
+// set once in its block, used only by attribute reads/writes and enter ops)
+// and no path may have closed it (OpenScope::maybe_closed). Never static:
+// code outside any scope (the caller's state), or beyond a scope whose
+// device type is not a constant. The rules in full: docs/frozen.md, 'The
+// casts of frozen weights' ("What is static").
 #pragma once
 
 #include "ir/jitamp_ir.h"

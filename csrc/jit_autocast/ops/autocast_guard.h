@@ -18,13 +18,10 @@ namespace jitamp {
 // __init__ drops it; jitamp::autocast_enter reads it.
 constexpr const char* kCacheAttr = "_jitamp_cache_enabled";
 
-// Tasks forked inside an open scope that have not ended yet. Eager runs a
-// forked function to its end before the caller goes on, so everything it
-// casts shares eager's cast cache (one for the whole process) with the
-// caller's region; a TorchScript task may still run after the caller's
-// outermost scope has exited. While one does, that exit leaves the cache
-// for a later outermost exit to clear, so the task and the caller still
-// share their casts (the same cast node, hence eager's gradients).
+// Tasks forked inside an open scope that have not ended yet (counted by
+// TaskTicket). While one is pending, an outermost scope exit leaves eager's
+// cast cache for a later outermost exit to clear. Why:
+// docs/runtime-model.md, 'Guards and forked tasks'.
 inline std::atomic<int>& pendingTasks() {
   static std::atomic<int> count{0};
   return count;
@@ -61,12 +58,9 @@ struct AutocastGuard : torch::CustomClassHolder {
     at::autocast::set_autocast_cache_enabled(prev_cache_enabled);
   }
 
-  // An exception left the scope. The interpreter drops the guard on the
-  // thread that releases the graph's registers last, which for a forked task
-  // that raised may be the thread that forked it; that thread's state must
-  // not be touched. (The task's thread gets its dispatch keys back from
-  // TorchScript's ThreadLocalState guard, and the rest from the task's
-  // TaskAutocastGuard.)
+  // An exception left the scope. Closes only on the thread that entered:
+  // the guard may be dropped on another (see docs/runtime-model.md,
+  // 'Guards and forked tasks'), whose state must not be touched.
   ~AutocastGuard() override {
     if (std::this_thread::get_id() == owner) {
       close();

@@ -263,8 +263,8 @@ void keepInEagerCache(
 // residual MLP, most of the time autocast saves); uncached, each copy reuses
 // the memory of the one before. So with grad mode off a weight's first cast
 // in a region is uncached, and only one it meets again goes through the
-// cache (UncachedCasts). The values are the same; docs/design.md ("The cast
-// cache") has the one case that is not. Met again under a scope of another
+// cache (UncachedCasts). The values are the same; docs/runtime-model.md ("The
+// cast cache") has the one case that is not. Met again under a scope of another
 // lower precision (either grad mode), eager's cache hands the op that first
 // cast: it is put there first (keepInEagerCache), and the op's kernel meets
 // it as eager's does.

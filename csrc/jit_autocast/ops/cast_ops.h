@@ -20,23 +20,16 @@ using Region = int64_t;
 bool namesDevice(c10::string_view devices, c10::DeviceType device_type);
 
 // Whether eager's autocast kernels cast an op's tensor arguments last
-// first. They cast them in a C++ parameter-pack expansion inside a call,
-// whose order is the compiler's (right to left with GCC). The order decides
-// the autograd sequence numbers of the casts, and so the order in which
-// backward sums the gradients of a value an op takes twice: low-precision
-// gradients differ in their last bits when it differs. Asked once, of
-// eager's CPU mm. The pass inserts an op's casts in this order, and the
-// promote kernels cast in it.
+// first (the compiler's order). Asked once, of eager's CPU mm. The pass
+// inserts an op's casts in this order, and the promote kernels cast in it.
+// Why: docs/runtime-model.md, 'Smart casts in the IR'.
 bool eagerCastsLastArgumentFirst();
 
 // Whether `tensor` brings eager's autocast dispatch key for `device_type`
-// into an op's key set. Eager's autocast kernel runs only for an op one of
-// whose tensors does: MKLDNN tensors, CPU tensors that eager's eligibility
-// rule casts, do not (their backend has no autocast key), so an op reading
-// only MKLDNN tensors is not autocast at all, while one that also reads a
-// dense CPU tensor casts them too. A smart cast leaves such a tensor to the
-// op's own autocast kernel, which sees all the op's tensors and decides as
-// eager does (it runs: jitamp drives eager's own autocast state).
+// into an op's key set (MKLDNN tensors do not). A smart cast leaves a
+// tensor without it to the op's own autocast kernel, which sees all the
+// op's tensors and decides as eager does. Why: docs/runtime-model.md,
+// 'Smart casts in the IR'.
 bool carriesAutocastKey(const at::Tensor& tensor, c10::DeviceType device_type);
 
 // Forgets the weights that no-grad casts copied without eager's cache (see

@@ -1,5 +1,6 @@
 #include "passes/carry_autocast_into_tasks.h"
 
+#include "ir/block_walk.h"
 #include "ir/jitamp_ir.h"
 
 #include <torch/csrc/jit/jit_log.h>
@@ -46,25 +47,18 @@ void carryInto(Graph& graph, Node* fork) {
   GRAPH_UPDATE("Carried the caller's autocast state into ", *fork);
 }
 
-bool carryInBlock(Graph& graph, Block* block) {
-  bool changed = false;
-  for (Node* node : block->nodes()) {
-    for (Block* sub : node->blocks()) {
-      changed |= carryInBlock(graph, sub);
-    }
-    if (node->kind() == c10::prim::fork && hasTaskSubgraph(node) &&
-        !carriesState(*node->g(attr::Subgraph))) {
-      carryInto(graph, node);
-      changed = true;
-    }
-  }
-  return changed;
-}
-
 } // namespace
 
 bool CarryAutocastIntoTasks(const std::shared_ptr<Graph>& graph) {
-  return carryInBlock(*graph, graph->block());
+  bool changed = false;
+  forEachNode(graph->block(), [&](Node* node) {
+    if (node->kind() == c10::prim::fork && hasTaskSubgraph(node) &&
+        !carriesState(*node->g(attr::Subgraph))) {
+      carryInto(*graph, node);
+      changed = true;
+    }
+  });
+  return changed;
 }
 
 } // namespace jitamp

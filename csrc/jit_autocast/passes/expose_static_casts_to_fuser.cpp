@@ -1,8 +1,8 @@
 #include "passes/expose_static_casts_to_fuser.h"
 
 #include "ir/jitamp_ir.h"
+#include "ir/static_casts.h"
 #include "ir/static_scopes.h"
-#include "passes/fold_static_casts.h"
 
 #include <torch/csrc/jit/ir/alias_analysis.h>
 #include <torch/csrc/jit/jit_log.h>

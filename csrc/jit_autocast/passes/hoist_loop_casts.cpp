@@ -39,7 +39,7 @@ bool definedIn(const Value* value, const Node* loop) {
 // (`torch.no_grad()`, `torch.set_grad_enabled`), or anything jitamp's own
 // ops other than casts do (tasks included: forks and waits).
 bool mayChangeCastState(Block* block) {
-  for (Node* node : block->nodes()) {
+  return anyNode(block, [](const Node* node) {
     const Symbol kind = node->kind();
     if (kind == prim::Enter || kind == prim::Exit ||
         kind == prim::CallFunction || kind == prim::CallMethod ||
@@ -47,18 +47,10 @@ bool mayChangeCastState(Block* block) {
       return true;
     }
     const std::string name = kind.toQualString();
-    if (!isSmartCast(node) && kind != ops::kToFp16BeforeLoop &&
+    return !isSmartCast(node) && kind != ops::kToFp16BeforeLoop &&
         (name.rfind("jitamp::", 0) == 0 ||
-         name.find("autocast") != std::string::npos)) {
-      return true;
-    }
-    for (Block* sub : node->blocks()) {
-      if (mayChangeCastState(sub)) {
-        return true;
-      }
-    }
-  }
-  return false;
+         name.find("autocast") != std::string::npos);
+  });
 }
 
 // Makes a loop's low-precision casts of values defined before it once,
@@ -76,23 +68,16 @@ class LoopCastHoister {
       : graph_(std::move(graph)) {}
 
   bool run() {
-    hoistIn(graph_->block());
-    return changed_;
-  }
-
- private:
-  void hoistIn(Block* block) {
-    for (Node* node : block->nodes()) {
-      for (Block* sub : node->blocks()) {
-        hoistIn(sub);
-      }
+    forEachNode(graph_->block(), [this](Node* node) {
       if (node->kind() == prim::Loop &&
           !mayChangeCastState(node->blocks().at(0))) {
         hoistOutOf(node);
       }
-    }
+    });
+    return changed_;
   }
 
+ private:
   void hoistOutOf(Node* loop) {
     // One cast before the loop per value, devices and region.
     std::map<std::tuple<Value*, Value*, Value*>, Value*> before;

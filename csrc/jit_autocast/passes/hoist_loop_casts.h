@@ -11,7 +11,7 @@ struct Graph;
 
 namespace jitamp {
 
-// Returns whether it changed the graph.
+// Does not enter fork subgraphs. Returns whether it changed the graph.
 bool HoistLoopCasts(const std::shared_ptr<torch::jit::Graph>& graph);
 
 } // namespace jitamp

@@ -1,5 +1,6 @@
 #include "passes/ignore_amp_in_fallbacks.h"
 
+#include "ir/block_walk.h"
 #include "ir/jitamp_ir.h"
 
 #include <torch/csrc/jit/api/function_impl.h>
@@ -70,26 +71,17 @@ RegisterOperators registered({Operator(
     ignoreAmpInFallbacks,
     c10::AliasAnalysisKind::CONSERVATIVE)});
 
-void removeTheOp(Block* block) {
-  for (auto it = block->nodes().begin(); it != block->nodes().end();) {
-    Node* node = *it;
-    ++it;
-    for (Block* inner : node->blocks()) {
-      removeTheOp(inner);
-    }
-    if (node->kind() == ops::kIgnoreAmpInFallbacks) {
-      node->destroy();
-    }
-  }
-}
-
 } // namespace
 
 bool IgnoreAmpInFallbacks(const std::shared_ptr<Graph>& plan) {
   if (startsWithTheOp(*plan)) {
     return false;
   }
-  removeTheOp(plan->block()); // inlined callees' copies
+  forEachNode(plan->block(), [](Node* node) { // inlined callees' copies
+    if (node->kind() == ops::kIgnoreAmpInFallbacks) {
+      node->destroy();
+    }
+  });
   plan->prependNode(plan->create(ops::kIgnoreAmpInFallbacks, 0));
   return true;
 }

@@ -1,5 +1,6 @@
 #include "passes/insert_autodiff_boundaries.h"
 
+#include "ir/block_walk.h"
 #include "ir/jitamp_ir.h"
 #include "ir/policy_table.h"
 #include "ops/cast_ops.h"
@@ -34,7 +35,7 @@ class AutodiffBoundaries {
       before = lower_.size() + raised_.size();
       mark(graph_.block());
     } while (lower_.size() + raised_.size() != before);
-    guard(graph_.block());
+    forEachNode(graph_.block(), [this](Node* node) { guard(node); });
     return !boundaries_.empty();
   }
 
@@ -159,37 +160,33 @@ class AutodiffBoundaries {
   // softmax's passes self.dtype with it to _softmax_backward_data, which
   // fails on CPU ("expected scalar type Float but found Half"; plain
   // TorchScript too, with a float16 input; fuzz seed 1131, index 5305).
-  void guard(Block* block) {
-    for (Node* node : block->nodes()) {
-      for (Block* sub : node->blocks()) {
-        guard(sub);
+  // Called for each node, after the nodes of its blocks.
+  void guard(Node* node) {
+    if (!node->kind().is_aten() || node->maybeSchema() == nullptr) {
+      return;
+    }
+    size_t tensors = 0;
+    bool reads_lower = false;
+    bool reads_raised = false;
+    for (const Value* input : node->inputs()) {
+      if (input->type()->kind() == TypeKind::TensorType) {
+        ++tensors;
+        reads_lower = reads_lower || lower(input);
+        reads_raised = reads_raised || raised(input);
       }
-      if (!node->kind().is_aten() || node->maybeSchema() == nullptr) {
-        continue;
+    }
+    const bool isolate = reads_lower && convertsDtype(node);
+    for (size_t i = 0; i < node->inputs().size(); ++i) {
+      Value* input = node->input(i);
+      if (input->type()->kind() == TypeKind::TensorType &&
+          !isJitampOp(input->node()) &&
+          (((lower(input) || reads_raised) && (tensors >= 2 || isolate)) ||
+           isolated_.count(input) != 0)) {
+        node->replaceInput(i, boundaryOf(input, node));
       }
-      size_t tensors = 0;
-      bool reads_lower = false;
-      bool reads_raised = false;
-      for (const Value* input : node->inputs()) {
-        if (input->type()->kind() == TypeKind::TensorType) {
-          ++tensors;
-          reads_lower = reads_lower || lower(input);
-          reads_raised = reads_raised || raised(input);
-        }
-      }
-      const bool isolate = reads_lower && convertsDtype(node);
-      for (size_t i = 0; i < node->inputs().size(); ++i) {
-        Value* input = node->input(i);
-        if (input->type()->kind() == TypeKind::TensorType &&
-            !isJitampOp(input->node()) &&
-            (((lower(input) || reads_raised) && (tensors >= 2 || isolate)) ||
-             isolated_.count(input) != 0)) {
-          node->replaceInput(i, boundaryOf(input, node));
-        }
-      }
-      if (isolate) {
-        isolated_.insert(node->outputs().begin(), node->outputs().end());
-      }
+    }
+    if (isolate) {
+      isolated_.insert(node->outputs().begin(), node->outputs().end());
     }
   }
 

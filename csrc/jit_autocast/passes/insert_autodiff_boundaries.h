@@ -13,7 +13,8 @@ namespace jitamp {
 
 class CallerRegion;
 
-// The boundaries read `region`'s token. Returns whether it changed the graph.
+// The boundaries read `region`'s token. Does not enter fork subgraphs.
+// Returns whether it changed the graph.
 bool InsertAutodiffBoundaries(
     const std::shared_ptr<torch::jit::Graph>& graph,
     CallerRegion& region);

@@ -2,10 +2,11 @@
 
 #include "ir/fold_barriers.h"
 #include "ir/jitamp_ir.h"
+#include "ir/op_casts.h"
 #include "ir/policy_table.h"
+#include "ir/static_casts.h"
 #include "ir/static_scopes.h"
 #include "ops/cast_ops.h"
-#include "passes/fold_static_casts.h"
 
 #include <c10/util/SmallVector.h>
 #include <torch/csrc/jit/jit_log.h>
@@ -23,15 +24,6 @@ using namespace torch::jit;
 
 namespace {
 
-// overrideCastOrderForTesting: -1 none, 0 first argument first, 1 last.
-int cast_order_override = -1;
-
-// The order the pass inserts an op's casts in: eager's.
-bool castsLastArgumentFirst() {
-  return cast_order_override < 0 ? eagerCastsLastArgumentFirst()
-                                 : cast_order_override == 1;
-}
-
 bool isTensor(const TypePtr& type) {
   return type->kind() == TypeKind::TensorType;
 }
@@ -46,17 +38,6 @@ bool isTensorList(const TypePtr& type) {
   return list && isTensor(list->getElementType());
 }
 
-std::string devicesOf(const Node* cast) {
-  for (const Value* input : cast->inputs()) {
-    if (input->type()->kind() == TypeKind::StringType) {
-      if (auto value = toIValue(input)) {
-        return value->toStringRef();
-      }
-    }
-  }
-  return "";
-}
-
 // Is `value` already the output of cast `kind` for `devices`, possibly
 // behind other smart casts? (A second run of the pass adds nothing.)
 bool alreadyCast(const Value* value, Symbol kind, const std::string& devices) {
@@ -69,6 +50,133 @@ bool alreadyCast(const Value* value, Symbol kind, const std::string& devices) {
   }
   return false;
 }
+
+// The type of a cast's output for an argument of type `formal` given a
+// value of type `actual`; nullptr where the argument is not one a cast
+// takes.
+TypePtr castOutputType(const TypePtr& formal, const TypePtr& actual) {
+  if (isTensor(formal) || (isOptionalTensor(formal) && isTensor(actual))) {
+    return TensorType::get();
+  }
+  if (isOptionalTensor(formal)) {
+    return OptionalType::ofTensor();
+  }
+  if (isTensorList(formal)) {
+    return ListType::ofTensors();
+  }
+  return nullptr;
+}
+
+// The arguments a promote cast may take: the Tensor ones, and the first
+// Tensor[].
+std::pair<std::vector<size_t>, std::optional<size_t>> promotedArguments(
+    const Node* node,
+    const FunctionSchema& schema) {
+  std::vector<size_t> indices;
+  std::optional<size_t> list_index;
+  for (size_t i = 0; i < node->inputs().size() && i < schema.arguments().size();
+       ++i) {
+    const TypePtr& formal = schema.arguments()[i].type();
+    if (isTensor(formal)) {
+      indices.push_back(i);
+    } else if (isTensorList(formal) && !list_index) {
+      list_index = i;
+    }
+  }
+  return {indices, list_index};
+}
+
+// Which ops get a fold barrier, and on which input.
+class BarrierNeeds {
+ public:
+  // The input of `node` to guard: an op whose result the autocast state
+  // may change with no cast in the IR (autocastMayChangeUncast), not
+  // mutable, deterministic, whose inputs may all become constants.
+  std::optional<size_t> inputToGuard(
+      Node* node,
+      const MaybeConstants& maybe_constants) {
+    if (isJitampOp(node) || hasTaskSubgraph(node) || !node->blocks().empty()) {
+      return std::nullopt;
+    }
+    const FunctionSchema* schema = node->maybeSchema();
+    if (schema == nullptr || schema->is_mutable() || !mayChange(*schema)) {
+      return std::nullopt;
+    }
+    for (Value* input : node->inputs()) {
+      if (!maybe_constants.maybe(input)) {
+        return std::nullopt; // a cast's result, a barrier's, an activation's
+      }
+    }
+    if (node->isNondeterministic()) {
+      return std::nullopt;
+    }
+    return barrierInput(node);
+  }
+
+ private:
+  // Asked once per operator.
+  bool mayChange(const FunctionSchema& schema) {
+    auto it = may_change_.find(&schema);
+    if (it == may_change_.end()) {
+      it = may_change_
+               .emplace(
+                   &schema,
+                   autocastMayChangeUncast(
+                       schema.name(), schema.overload_name()))
+               .first;
+    }
+    return it->second;
+  }
+
+  std::unordered_map<const FunctionSchema*, bool> may_change_;
+};
+
+// Creates smart casts: each with its region token, its output types and the
+// source range of the op it is for, before that op.
+class CastWriter {
+ public:
+  explicit CastWriter(Graph& graph) : graph_(graph) {}
+
+  Node* create(
+      Symbol kind,
+      at::ArrayRef<Value*> inputs,
+      const std::vector<TypePtr>& output_types,
+      Node* before,
+      Value* region) {
+    c10::SmallVector<Value*, 8> with_region(inputs.begin(), inputs.end());
+    with_region.push_back(region);
+    WithInsertPoint guard(before);
+    Node* cast = graph_.create(kind, with_region, output_types.size());
+    for (size_t i = 0; i < output_types.size(); ++i) {
+      cast->output(i)->setType(output_types[i]);
+    }
+    cast->setSourceRange(before->sourceRange());
+    graph_.insertNode(cast);
+    if (log_updates_) {
+      GRAPH_UPDATE("Inserted ", *cast, " for ", *before);
+    }
+    return cast;
+  }
+
+  // The `devices` constant: one per device set, at the top of the graph.
+  Value* devices(const std::string& devices) {
+    auto it = devices_constants_.find(devices);
+    if (it != devices_constants_.end()) {
+      return it->second;
+    }
+    WithInsertPoint guard(graph_.block()->nodes().front());
+    Value* value = graph_.insertConstant(devices);
+    devices_constants_.emplace(devices, value);
+    return value;
+  }
+
+ private:
+  Graph& graph_;
+  std::map<std::string, Value*> devices_constants_;
+  // TorchScript's log check builds three strings from the file name at
+  // each use: asked once per run, not once per cast.
+  const bool log_updates_ = GRAPH_UPDATE_ENABLED;
+};
 
 class CastInserter {
  public:
@@ -103,20 +211,8 @@ class CastInserter {
   // state decides with no cast in the IR, where its inputs may all become
   // constants.
   void keepFromFolding(Node* node) {
-    if (isJitampOp(node) || hasTaskSubgraph(node) || !node->blocks().empty()) {
-      return;
-    }
-    const FunctionSchema* schema = node->maybeSchema();
-    if (schema == nullptr || schema->is_mutable() || !mayChange(*schema)) {
-      return;
-    }
-    for (Value* input : node->inputs()) {
-      if (!maybe_constants_.maybe(input)) {
-        return; // a cast's result, a barrier's, an activation's
-      }
-    }
-    const auto index = barrierInput(node);
-    if (!index || node->isNondeterministic()) {
+    const auto index = barriers_.inputToGuard(node, maybe_constants_);
+    if (!index) {
       return;
     }
     Node* barrier = insertFoldBarrier(node, *index, currentRegion());
@@ -125,20 +221,6 @@ class CastInserter {
       GRAPH_UPDATE("Keeping ", *node, " from constant folding");
     }
     changed_ = true;
-  }
-
-  // autocastMayChangeUncast (policy_table.h), asked once per operator.
-  bool mayChange(const FunctionSchema& schema) {
-    auto it = may_change_.find(&schema);
-    if (it == may_change_.end()) {
-      it = may_change_
-               .emplace(
-                   &schema,
-                   autocastMayChangeUncast(
-                       schema.name(), schema.overload_name()))
-               .first;
-    }
-    return it->second;
   }
 
   void insertCasts(Node* node) {
@@ -163,193 +245,14 @@ class CastInserter {
     // Casts already there: a graph rewritten before (under another torch,
     // when it is a saved model loaded here).
     if (had_casts) {
-      dropStaleCasts(node, *schema, policy);
+      changed_ |= dropCastsThisTorchDoesNotMake(node, *schema, policy);
     }
-    for (const auto& [devices, applied] : byDevices(policy)) {
+    for (const auto& [devices, applied] : castGroupsOf(policy)) {
       applyPolicy(node, *schema, applied, devices);
     }
     if (had_casts) {
-      orderCasts(node, *schema, policy);
+      changed_ |= putCastsInThisTorchsOrder(node, *schema, policy);
     }
-  }
-
-  // A graph saved by a torch whose compiler orders eager's casts the other
-  // way (eagerCastsLastArgumentFirst, cast_ops.h) carries its casts in that
-  // order; the order decides the casts' autograd sequence numbers, and so
-  // the order backward sums the gradients of a value an op reads twice.
-  // The casts `node` reads, where they sit together just before it (as the
-  // pass inserts them), go in the order applyPolicy inserts them in: device
-  // set by device set (byDevices), and within one, argument by argument in
-  // this torch's order. A promote cast orders its inputs at run time.
-  void orderCasts(
-      Node* node,
-      const FunctionSchema& schema,
-      const EffectivePolicy& policy) {
-    struct Placed {
-      Node* cast;
-      size_t key;
-    };
-    const auto groups = byDevices(policy);
-    const size_t n =
-        std::min(node->inputs().size(), schema.arguments().size());
-    const bool last_first = castsLastArgumentFirst();
-    c10::SmallVector<Placed, 8> casts;
-    for (size_t i = 0; i < n; ++i) {
-      const size_t position = last_first ? n - 1 - i : i;
-      for (Value* value = node->input(i); isSmartCast(value->node());
-           value = value->node()->input(value->offset())) {
-        Node* cast = value->node();
-        if (cast->kind() != ops::kToFp16 && cast->kind() != ops::kToFp32) {
-          return;
-        }
-        const std::string devices = devicesOf(cast);
-        const auto group = std::find_if(
-            groups.begin(), groups.end(), [&](const auto& entry) {
-              return devices == entry.first;
-            });
-        if (group == groups.end()) {
-          return;
-        }
-        const size_t key = static_cast<size_t>(group - groups.begin()) * n +
-            position;
-        const auto seen =
-            std::find_if(casts.begin(), casts.end(), [&](const Placed& p) {
-              return p.cast == cast;
-            });
-        if (seen == casts.end()) {
-          casts.push_back({cast, key});
-        } else {
-          seen->key = std::min(seen->key, key); // one cast, read twice
-        }
-      }
-    }
-    if (casts.size() < 2) {
-      return;
-    }
-    // Together, just before the op: nothing else runs between them.
-    c10::SmallVector<Node*, 8> current;
-    for (Node* prev = node->prev(); current.size() < casts.size();
-         prev = prev->prev()) {
-      const bool ours =
-          std::any_of(casts.begin(), casts.end(), [&](const Placed& p) {
-            return p.cast == prev;
-          });
-      if (!ours) {
-        return;
-      }
-      current.insert(current.begin(), prev);
-    }
-    std::stable_sort(
-        casts.begin(), casts.end(), [](const Placed& a, const Placed& b) {
-          return a.key < b.key;
-        });
-    bool same = true;
-    for (size_t k = 0; k < casts.size(); ++k) {
-      same = same && casts[k].cast == current[k];
-      // A cast stacked on another must stay after it.
-      for (size_t later = k + 1; later < casts.size(); ++later) {
-        for (const Value* input : casts[k].cast->inputs()) {
-          if (input->node() == casts[later].cast) {
-            return;
-          }
-        }
-      }
-    }
-    if (same) {
-      return;
-    }
-    for (const Placed& placed : casts) {
-      placed.cast->moveBefore(node);
-    }
-    if (log_updates_) {
-      GRAPH_UPDATE("Put the casts of ", *node, " in this torch's order");
-    }
-    changed_ = true;
-  }
-
-  // The device sets the casts name, each with its policy: one set where
-  // both devices have the same.
-  static c10::SmallVector<std::pair<const char*, CastPolicy>, 2> byDevices(
-      const EffectivePolicy& policy) {
-    if (policy.cpu == policy.cuda) {
-      return {{"cpu,cuda", policy.cpu}};
-    }
-    return {{"cpu", policy.cpu}, {"cuda", policy.cuda}};
-  }
-
-  // A graph rewritten under another torch (a saved model, loaded here)
-  // may carry casts that this torch's policy does not make: the op was
-  // autocast there and is not here (torch versions differ: aten::rms_norm
-  // on CUDA from 2.12 on, policyVariesAcrossTorch). An input of an op the
-  // table has a row for, reached through such a cast, is read from its
-  // source again (other readers of a shared cast, which freezing's CSE
-  // makes, keep it; a cast left unread goes); applyPolicy then adds what
-  // this torch's policy asks for. Casts of ops without a row are not the
-  // pass's: freezing may have handed a cast to another op.
-  void dropStaleCasts(
-      Node* node,
-      const FunctionSchema& schema,
-      const EffectivePolicy& policy) {
-    if (!inPolicyTable(schema.name(), schema.overload_name())) {
-      return;
-    }
-    for (size_t i = 0; i < node->inputs().size(); ++i) {
-      bool stale = false;
-      Value* source = node->input(i);
-      while (isSmartCast(source->node())) {
-        const Node* cast = source->node();
-        stale = stale || !madeByPolicy(policy, i, cast->kind(), devicesOf(cast));
-        source = cast->input(source->offset());
-      }
-      if (!stale) {
-        continue;
-      }
-      Value* was = node->input(i);
-      if (log_updates_) {
-        GRAPH_UPDATE("Reading ", source->debugName(), " uncast in ", *node,
-                     ": this torch's policy does not make its casts");
-      }
-      node->replaceInput(i, source);
-      // The casts nothing reads now, from the one the op read.
-      while (isSmartCast(was->node()) && !was->node()->hasUses()) {
-        Node* cast = was->node();
-        was = cast->input(was->offset());
-        cast->destroy();
-      }
-      changed_ = true;
-    }
-  }
-
-  // Whether applyPolicy, given `policy`, casts input `index` by `kind`
-  // for `devices`.
-  static bool madeByPolicy(
-      const EffectivePolicy& policy,
-      size_t index,
-      Symbol kind,
-      const std::string& devices) {
-    const auto makes = [&](CastPolicy applied) {
-      switch (applied) {
-        case CastPolicy::LowerPrecisionFp:
-          return kind == ops::kToFp16;
-        case CastPolicy::Fp32:
-          return kind == ops::kToFp32;
-        case CastPolicy::Fp32AppendDtype:
-        case CastPolicy::Fp32SetOptDtype:
-          return kind == ops::kToFp32 && index == 0;
-        case CastPolicy::Promote:
-          return kind == ops::kPromote;
-        case CastPolicy::None:
-        case CastPolicy::Banned:
-          return false;
-      }
-      return false;
-    };
-    for (const auto& [named, applied] : byDevices(policy)) {
-      if (devices == named && makes(applied)) {
-        return true;
-      }
-    }
-    return false;
   }
 
   void applyPolicy(
@@ -408,19 +311,9 @@ class CastInserter {
       at::ArrayRef<Value*> inputs,
       const std::vector<TypePtr>& output_types,
       Node* before) {
-    c10::SmallVector<Value*, 8> with_region(inputs.begin(), inputs.end());
-    with_region.push_back(currentRegion());
-    WithInsertPoint guard(before);
-    Node* cast = graph_.create(kind, with_region, output_types.size());
-    for (size_t i = 0; i < output_types.size(); ++i) {
-      cast->output(i)->setType(output_types[i]);
-    }
-    cast->setSourceRange(before->sourceRange());
-    graph_.insertNode(cast);
+    Node* cast =
+        writer_.create(kind, inputs, output_types, before, currentRegion());
     maybe_constants_.record(cast);
-    if (log_updates_) {
-      GRAPH_UPDATE("Inserted ", *cast, " for ", *before);
-    }
     changed_ = true;
     return cast;
   }
@@ -448,18 +341,12 @@ class CastInserter {
         return;
       }
     }
-    TypePtr output_type;
-    if (isTensor(formal) || (isOptionalTensor(formal) && isTensor(actual))) {
-      output_type = TensorType::get();
-    } else if (isOptionalTensor(formal)) {
-      output_type = OptionalType::ofTensor();
-    } else if (isTensorList(formal)) {
-      output_type = ListType::ofTensors();
-    } else {
+    const TypePtr output_type = castOutputType(formal, actual);
+    if (output_type == nullptr) {
       return;
     }
     Node* cast =
-        createCast(kind, {value, devicesConstant(devices)}, {output_type}, node);
+        createCast(kind, {value, writer_.devices(devices)}, {output_type}, node);
     node->replaceInput(index, cast->output());
   }
 
@@ -486,7 +373,7 @@ class CastInserter {
     }
     Node* cast = createCast(
         ops::kToFp32,
-        {self, devicesConstant(devices), dtype},
+        {self, writer_.devices(devices), dtype},
         {TensorType::get()},
         node);
     node->replaceInput(0, cast->output());
@@ -501,18 +388,7 @@ class CastInserter {
       Node* node,
       const FunctionSchema& schema,
       const std::string& devices) {
-    std::vector<size_t> indices;
-    std::optional<size_t> list_index;
-    for (size_t i = 0;
-         i < node->inputs().size() && i < schema.arguments().size();
-         ++i) {
-      const TypePtr& formal = schema.arguments()[i].type();
-      if (isTensor(formal)) {
-        indices.push_back(i);
-      } else if (isTensorList(formal) && !list_index) {
-        list_index = i;
-      }
-    }
+    const auto [indices, list_index] = promotedArguments(node, schema);
     if (indices.empty() && list_index) {
       castInput(
           node,
@@ -534,32 +410,20 @@ class CastInserter {
       inputs.push_back(node->input(i));
       types.push_back(TensorType::get());
     }
-    inputs.push_back(devicesConstant(devices));
+    inputs.push_back(writer_.devices(devices));
     Node* cast = createCast(ops::kPromote, inputs, types, node);
     for (size_t k = 0; k < indices.size(); ++k) {
       node->replaceInput(indices[k], cast->output(k));
     }
   }
 
-  // One constant per device set, at the top of the graph.
-  Value* devicesConstant(const std::string& devices) {
-    auto it = devices_constants_.find(devices);
-    if (it != devices_constants_.end()) {
-      return it->second;
-    }
-    WithInsertPoint guard(graph_.block()->nodes().front());
-    Value* value = graph_.insertConstant(devices);
-    devices_constants_.emplace(devices, value);
-    return value;
-  }
-
   Graph& graph_;
   std::vector<std::shared_ptr<Graph>>* tasks_;
+  CastWriter writer_{graph_};
   StaticScopes scopes_;
   Value* caller_region_ = nullptr;
-  std::map<std::string, Value*> devices_constants_;
   PolicyCache policies_;
-  std::unordered_map<const FunctionSchema*, bool> may_change_;
+  BarrierNeeds barriers_;
   MaybeConstants maybe_constants_;
   // TorchScript's log check builds three strings from the file name at
   // each use: asked once per run, not once per cast.
@@ -573,10 +437,6 @@ bool InsertSmartCasts(
     const std::shared_ptr<Graph>& graph,
     std::vector<std::shared_ptr<Graph>>* tasks) {
   return CastInserter(*graph, tasks).run();
-}
-
-void overrideCastOrderForTesting(std::optional<bool> last_first) {
-  cast_order_override = last_first ? static_cast<int>(*last_first) : -1;
 }
 
 } // namespace jitamp

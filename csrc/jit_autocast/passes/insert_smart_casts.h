@@ -2,7 +2,6 @@
 #pragma once
 
 #include <memory>
-#include <optional>
 #include <vector>
 
 namespace torch::jit {
@@ -20,21 +19,11 @@ namespace jitamp {
 // innermost open scope's (LowerAutocastScopes runs first), or
 // jitamp::autocast_caller_region() outside any scope. Idempotent. A graph
 // rewritten under another torch (a saved model, loaded here) gets this
-// torch's casts: an op's input reached through a smart cast this torch's
-// policy does not make for it is read from its source again first, and
-// the casts such a graph carries are put in this torch's cast order
-// (eagerCastsLastArgumentFirst, cast_ops.h: a compiler's choice, so a
-// model saved by a GCC-built torch and loaded by a clang-built one carries
-// the other order). Returns whether it changed the graph. Does not enter
-// fork subgraphs (see RewriteAutocast): given `tasks`, it appends them
-// there, in program order.
+// torch's casts, in this torch's order (op_casts.h). Returns whether it
+// changed the graph. Does not enter fork subgraphs (see RewriteAutocast):
+// given `tasks`, it appends them there, in program order.
 bool InsertSmartCasts(
     const std::shared_ptr<torch::jit::Graph>& graph,
     std::vector<std::shared_ptr<torch::jit::Graph>>* tasks = nullptr);
-
-// Tests only: insert an op's casts last argument first (true) or first
-// argument first (false), as a torch built by another compiler would, to
-// make the graphs it saves; nullopt: this torch's order.
-void overrideCastOrderForTesting(std::optional<bool> last_first);
 
 } // namespace jitamp

@@ -23,11 +23,10 @@ bool KeepAddmmWhole(
 // frozen model, strip_static_scopes.h): each aten::addmm whose beta and
 // alpha are the constant 1 in a method of `module` (not its submodules')
 // reads beta from an attribute of the module holding that constant,
-// `_unsplit_addmm_beta_<type>`, which no pass folds (a freeze would). The
-// profiling executor's DecomposeOps splits it otherwise into `mm` + `add`
-// (decomposableAddmm, fold_barriers.h), off eager's values by 0.125 on a
-// 64x64 bfloat16 result. Returns whether it changed a graph (which then
-// needs PreoptimizeModule).
+// `_unsplit_addmm_beta_<type>`, which no pass folds (a freeze would), so
+// that DecomposeOps leaves it whole (decomposableAddmm, fold_barriers.h).
+// Returns whether it changed a graph (which then needs PreoptimizeModule).
+// Why: docs/passes.md, 'KeepAddmmWhole'.
 bool KeepAddmmWholeInModule(const torch::jit::Module& module);
 
 } // namespace jitamp

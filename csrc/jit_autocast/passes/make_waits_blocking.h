@@ -13,8 +13,8 @@ namespace jitamp {
 // suspend the interpreter and resume the graph on another thread, which
 // would close an open autocast scope there instead of on the caller's
 // thread. Callees are inlined into callers that may hold a scope open, so
-// every wait blocks, in or out of a scope. Returns whether it changed the
-// graph. Does not enter fork subgraphs (see RewriteAutocast).
+// every wait blocks, in or out of a scope. Idempotent. Returns whether it
+// changed the graph. Does not enter fork subgraphs (see RewriteAutocast).
 bool MakeWaitsBlocking(const std::shared_ptr<torch::jit::Graph>& graph);
 
 } // namespace jitamp

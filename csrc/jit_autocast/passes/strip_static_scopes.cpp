@@ -1,5 +1,6 @@
 #include "passes/strip_static_scopes.h"
 
+#include "ir/block_walk.h"
 #include "ir/fold_barriers.h"
 #include "ir/jitamp_ir.h"
 #include "ir/policy_table.h"
@@ -49,41 +50,20 @@ struct Lowering {
   std::vector<Value*> siblings;
 };
 
-class StaticScopeWalk {
+// Finds what keeps a graph from running without jitamp's ops
+// (StaticScopeObstacles), and how each smart cast becomes stock ops.
+class ObstacleFinder {
  public:
-  explicit StaticScopeWalk(Graph& graph) : graph_(graph) {}
+  explicit ObstacleFinder(Graph& graph) {
+    walk(graph.block());
+  }
 
-  std::vector<std::string> obstacles() {
-    lowerings_.clear();
-    obstacles_.clear();
-    reported_.clear();
-    walk(graph_.block());
+  const std::vector<std::string>& obstacles() const {
     return obstacles_;
   }
 
-  bool strip() {
-    const auto found = obstacles();
-    if (!found.empty()) {
-      std::string all;
-      for (const auto& line : found) {
-        all += "\n  " + line;
-      }
-      TORCH_CHECK(
-          false,
-          "jitamp: this graph cannot run without jitamp's ops:",
-          all);
-    }
-    bool changed = false;
-    for (const auto& [cast, lowering] : lowerings_) {
-      lower(cast, lowering);
-      changed = true;
-    }
-    changed |= removeScopeOps(graph_.block());
-    if (changed) {
-      EliminateDeadCode(graph_.shared_from_this());
-    }
-    assertNoJitampOp(graph_.block());
-    return changed;
+  const std::vector<std::pair<Node*, Lowering>>& lowerings() const {
+    return lowerings_;
   }
 
  private:
@@ -287,6 +267,17 @@ class StaticScopeWalk {
     }
   }
 
+  StaticScopes scopes_;
+  std::vector<std::pair<Node*, Lowering>> lowerings_;
+  std::vector<std::string> obstacles_;
+  std::set<const Value*> reported_; // maybe-closed scopes said once
+};
+
+// Writes smart casts as stock ops (their Lowering).
+class StockCastWriter {
+ public:
+  explicit StockCastWriter(Graph& graph) : graph_(graph) {}
+
   // x -> prim::If(dtype != target and eligible) { x.to(target) } else
   // { x }: eager's is_eligible (floating, not float64, on CPU) and cast.
   // The dtype is asked first, alone: inside a scope most tensors have the
@@ -329,6 +320,7 @@ class StaticScopeWalk {
     cast->destroy();
   }
 
+ private:
   // x.to(target), for an eligible x, except an MKLDNN tensor that eager's
   // kernel does not reach: no tensor of the op carries the autocast key.
   Value* castWhereEagerDoes(Value* x, Value* target, const Lowering& lowering) {
@@ -388,98 +380,102 @@ class StaticScopeWalk {
     return any;
   }
 
-  template <typename Wanted>
-  static void collect(Block* block, Wanted wanted, std::vector<Node*>& out) {
-    for (Node* node : block->nodes()) {
-      for (Block* sub : node->blocks()) {
-        collect(sub, wanted, out);
-      }
-      if (wanted(node)) {
-        out.push_back(node);
-      }
-    }
-  }
-
-  static void collect(Block* block, Symbol kind, std::vector<Node*>& out) {
-    collect(block, [kind](const Node* node) { return node->kind() == kind; }, out);
-  }
-
-  bool removeScopeOps(Block* block) {
-    const bool barriers = removeAllFoldBarriers(block); // they read regions
-    std::vector<Node*> exits, regions, cache_flags, enters;
-    collect(block, ops::kExit, exits);
-    collect(block, isCallerRegion, regions);
-    collect(block, ops::kCacheEnabled, cache_flags);
-    collect(block, isEnter, enters);
-    for (Node* node : exits) {
-      node->destroy();
-    }
-    for (Node* node : regions) {
-      TORCH_INTERNAL_ASSERT(!node->output()->hasUses());
-      node->destroy();
-    }
-    for (Node* node : cache_flags) {
-      const std::vector<Use> uses = node->output()->uses();
-      for (const Use& use : uses) {
-        TORCH_INTERNAL_ASSERT(use.user->kind() == prim::SetAttr);
-        use.user->destroy();
-      }
-      node->destroy();
-    }
-    for (Node* enter : enters) {
-      Value* object = enter->inputs().size() == 1 ? enter->input(0) : nullptr;
-      TORCH_INTERNAL_ASSERT(
-          !enter->output(0)->hasUses() && !enter->output(1)->hasUses());
-      enter->destroy();
-      if (object != nullptr && object->node()->kind() == prim::CreateObject) {
-        removeObjectIfOnlySet(object);
-      }
-    }
-    return barriers ||
-        !(exits.empty() && regions.empty() && cache_flags.empty() &&
-          enters.empty());
-  }
-
-  // An autocast object nothing reads any more.
-  static void removeObjectIfOnlySet(Value* object) {
-    for (const Use& use : object->uses()) {
-      if (use.user->kind() != prim::SetAttr) {
-        return;
-      }
-    }
-    while (object->hasUses()) {
-      object->uses().front().user->destroy();
-    }
-    object->node()->destroy();
-  }
-
-  void assertNoJitampOp(Block* block) {
-    for (Node* node : block->nodes()) {
-      TORCH_INTERNAL_ASSERT(!isJitampOp(node), "jitamp: left ", *node);
-      for (Block* sub : node->blocks()) {
-        assertNoJitampOp(sub);
-      }
-    }
-  }
-
   Graph& graph_;
-  StaticScopes scopes_;
-  std::vector<std::pair<Node*, Lowering>> lowerings_;
-  std::vector<std::string> obstacles_;
-  std::set<const Value*> reported_; // maybe-closed scopes said once
 };
+
+// The nodes of `block` and the blocks within that `wanted` picks.
+template <typename Wanted>
+std::vector<Node*> collect(Block* block, Wanted wanted) {
+  std::vector<Node*> out;
+  forEachNode(block, [&](Node* node) {
+    if (wanted(node)) {
+      out.push_back(node);
+    }
+  });
+  return out;
+}
+
+std::vector<Node*> collect(Block* block, Symbol kind) {
+  return collect(block, [kind](const Node* node) { return node->kind() == kind; });
+}
+
+// An autocast object nothing reads any more.
+void removeObjectIfOnlySet(Value* object) {
+  for (const Use& use : object->uses()) {
+    if (use.user->kind() != prim::SetAttr) {
+      return;
+    }
+  }
+  while (object->hasUses()) {
+    object->uses().front().user->destroy();
+  }
+  object->node()->destroy();
+}
+
+bool removeScopeOps(Block* block) {
+  const bool barriers = removeAllFoldBarriers(block); // they read regions
+  const std::vector<Node*> exits = collect(block, ops::kExit);
+  const std::vector<Node*> regions = collect(block, isCallerRegion);
+  const std::vector<Node*> cache_flags = collect(block, ops::kCacheEnabled);
+  const std::vector<Node*> enters = collect(block, isEnter);
+  for (Node* node : exits) {
+    node->destroy();
+  }
+  for (Node* node : regions) {
+    TORCH_INTERNAL_ASSERT(!node->output()->hasUses());
+    node->destroy();
+  }
+  for (Node* node : cache_flags) {
+    const std::vector<Use> uses = node->output()->uses();
+    for (const Use& use : uses) {
+      TORCH_INTERNAL_ASSERT(use.user->kind() == prim::SetAttr);
+      use.user->destroy();
+    }
+    node->destroy();
+  }
+  for (Node* enter : enters) {
+    Value* object = enter->inputs().size() == 1 ? enter->input(0) : nullptr;
+    TORCH_INTERNAL_ASSERT(
+        !enter->output(0)->hasUses() && !enter->output(1)->hasUses());
+    enter->destroy();
+    if (object != nullptr && object->node()->kind() == prim::CreateObject) {
+      removeObjectIfOnlySet(object);
+    }
+  }
+  return barriers ||
+      !(exits.empty() && regions.empty() && cache_flags.empty() &&
+        enters.empty());
+}
 
 } // namespace
 
 std::vector<std::string> StaticScopeObstacles(const std::shared_ptr<Graph>& graph) {
-  return StaticScopeWalk(*graph).obstacles();
+  return ObstacleFinder(*graph).obstacles();
 }
 
 bool StripStaticScopes(const std::shared_ptr<Graph>& graph) {
-  const bool changed = StaticScopeWalk(*graph).strip();
+  const ObstacleFinder finder(*graph);
+  if (!finder.obstacles().empty()) {
+    std::string all;
+    for (const auto& line : finder.obstacles()) {
+      all += "\n  " + line;
+    }
+    TORCH_CHECK(false, "jitamp: this graph cannot run without jitamp's ops:", all);
+  }
+  bool changed = false;
+  StockCastWriter writer(*graph);
+  for (const auto& [cast, lowering] : finder.lowerings()) {
+    writer.lower(cast, lowering);
+    changed = true;
+  }
+  changed |= removeScopeOps(graph->block());
   if (changed) {
+    EliminateDeadCode(graph);
     GRAPH_DUMP("After stripping static scopes:", graph);
   }
+  forEachNode(graph->block(), [](Node* node) {
+    TORCH_INTERNAL_ASSERT(!isJitampOp(node), "jitamp: left ", *node);
+  });
   return changed;
 }
 

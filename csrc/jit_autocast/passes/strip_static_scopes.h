@@ -42,8 +42,8 @@ std::vector<std::string> StaticScopeObstacles(
 // there, removes the scope ops, the region tokens and the cache-flag ops
 // (and the autocast objects only they used), and then dead code. Exact for
 // callers whose autocast is off; a caller's autocast reaches the ops of
-// the graph as it reaches any stock TorchScript model (docs/design.md,
-// "Frozen inference"). Throws, changing nothing, where there are
+// the graph as it reaches any stock TorchScript model (docs/frozen.md,
+// "What the frozen model promises"). Throws, changing nothing, where there are
 // obstacles. Idempotent. Returns whether the graph changed.
 bool StripStaticScopes(const std::shared_ptr<torch::jit::Graph>& graph);
 

@@ -1,5 +1,6 @@
 #include "passes/suspend_autocast_around_fallbacks.h"
 
+#include "ir/block_walk.h"
 #include "ir/jitamp_ir.h"
 #include "ops/scope_ops.h"
 
@@ -14,17 +15,6 @@ namespace jitamp {
 using namespace torch::jit;
 
 namespace {
-
-void collectFallbacks(Block* block, std::vector<Node*>& found) {
-  for (Node* node : block->nodes()) {
-    if (node->kind() == prim::FallbackGraph) {
-      found.push_back(node);
-    }
-    for (Block* inner : node->blocks()) {
-      collectFallbacks(inner, found);
-    }
-  }
-}
 
 // Whether the fallback's body already starts by resuming.
 bool resumesFirst(const Graph& body) {
@@ -42,8 +32,13 @@ bool suspendsBefore(const Node* fallback) {
 } // namespace
 
 bool SuspendAutocastAroundFallbacks(const std::shared_ptr<Graph>& graph) {
+  // The calls, in the graph's order (a prim::FallbackGraph has no blocks).
   std::vector<Node*> fallbacks;
-  collectFallbacks(graph->block(), fallbacks);
+  forEachNode(graph->block(), [&](Node* node) {
+    if (node->kind() == prim::FallbackGraph) {
+      fallbacks.push_back(node);
+    }
+  });
   const c10::TypePtr suspended_type = SuspendedAutocastType();
   bool changed = false;
   for (Node* fallback : fallbacks) {

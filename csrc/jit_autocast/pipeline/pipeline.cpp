@@ -14,6 +14,7 @@
 #include "passes/insert_smart_casts.h"
 #include "passes/keep_addmm_whole.h"
 #include "passes/keep_constants_apart.h"
+#include "passes/keep_ifs_out_of_line.h"
 #include "passes/keep_loops_out_of_line.h"
 #include "passes/keep_mms_unbatched.h"
 #include "passes/lower_autocast_scopes.h"
@@ -129,7 +130,7 @@ const Steps& simplePlanSteps() {
       // The removal can line a loop up with the node that reads its result.
       {"keep_loops_out_of_line", "passes/keep_loops_out_of_line.h",
        onGraph<KeepLoopsOutOfLine>},
-      {"keep_ifs_out_of_line", "passes/keep_loops_out_of_line.h",
+      {"keep_ifs_out_of_line", "passes/keep_ifs_out_of_line.h",
        onGraph<KeepIfsOutOfLine>},
       {"use_scope_ops_of_plans", "passes/use_scope_ops_of_plans.h",
        onGraph<UseScopeOpsOfPlans>},
@@ -145,7 +146,7 @@ const Steps& profilingPlanSteps() {
        }},
       {"keep_addmm_whole", "passes/keep_addmm_whole.h",
        [](GraphRun& run) { return KeepAddmmWhole(run.graph, run.region); }},
-      {"keep_ifs_out_of_line", "passes/keep_loops_out_of_line.h",
+      {"keep_ifs_out_of_line", "passes/keep_ifs_out_of_line.h",
        onGraph<KeepIfsOutOfLine>},
       {"ignore_amp_in_fallbacks", "passes/ignore_amp_in_fallbacks.h",
        onGraph<IgnoreAmpInFallbacks>},
