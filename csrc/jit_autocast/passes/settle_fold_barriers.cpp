@@ -1,5 +1,6 @@
 #include "passes/settle_fold_barriers.h"
 
+#include "ir/block_walk.h"
 #include "ir/fold_barriers.h"
 #include "ir/jitamp_ir.h"
 #include "ir/policy_table.h"
@@ -180,18 +181,12 @@ class DependentOpSettler {
   // before this round changes it: an op done now would hand each call the
   // same constant, which the writer would change for the next).
   void collectWritten(Block* block, const AliasDb& aliases) {
-    for (Node* node : block->nodes()) {
-      for (Block* sub : node->blocks()) {
-        collectWritten(sub, aliases);
-      }
-      if (!node->blocks().empty() || hasTaskSubgraph(node) ||
-          node->kind() == prim::Constant) {
-        continue;
-      }
-      if (aliases.hasWriters(node)) {
+    forEachNode(block, [&](Node* node) {
+      if (node->blocks().empty() && !hasTaskSubgraph(node) &&
+          node->kind() != prim::Constant && aliases.hasWriters(node)) {
         written_.insert(node);
       }
-    }
+    });
   }
 
   void settleIn(Block* block) {
