@@ -140,8 +140,12 @@ def test_saves_load_after_pytorch_test_teardowns(tmp_path):
     script_file = tmp_path / "suite.py"  # TorchScript reads the source
     script_file.write_text(textwrap.dedent("""
         import io, torch, jitamp
-        from torch.testing._internal.jit_utils import clear_class_registry
         from oracle import assert_same, torchscript_deprecation_ignored
+
+        def clear_class_registry():  # torch.testing._internal.jit_utils's (which needs numpy)
+            torch._C._jit_clear_class_registry()
+            torch.jit._recursive.concrete_type_store = torch.jit._recursive.ConcreteTypeStore()
+            torch.jit._state._clear_class_state()
 
         class Scoped(torch.nn.Module):
             def forward(self, x):
