@@ -1,7 +1,8 @@
 // What the IR says about the autocast state at a point of a walk over
 // lowered IR: for each device type, whether the state is known without
-// running the graph (a "static" state) and what it is. Shared by
-// fold_static_casts.cpp and strip_static_scopes.cpp. Header-only.
+// running the graph (a "static" state) and what it is. Shared by the
+// passes that insert, fold, settle, strip and expose casts, and by
+// ir/static_casts. Header-only.
 //
 // A device type's state is static where its innermost open scope gives
 // device type, enabled and (when enabled) dtype as constants
