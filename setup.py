@@ -76,6 +76,7 @@ def require_shared_libstdcxx(path: str) -> None:
     except (OSError, subprocess.CalledProcessError):
         return  # no readelf: not checked
     if "libstdc++.so" not in dynamic:
+        os.remove(path)  # else the next build takes it as up to date
         compiler = os.environ.get("CXX", "c++")
         raise RuntimeError(
             f"{os.path.basename(path)} does not link libstdc++.so: the compiler ({compiler}) linked "

@@ -123,6 +123,24 @@ def test_hook_chain_survives_disable_emit_hooks():
         torch._C._jit_set_emit_hooks(*before)
 
 
+def test_hooks_kept_past_disable_no_longer_rewrite():
+    """Hooks saved from torch._C._jit_get_emit_hooks while jitamp was
+    enabled and set again after disable() run the other code's hooks of
+    that moment, not jitamp's rewrite."""
+    seen = []
+    before = torch._C._jit_get_emit_hooks()
+    try:
+        with jitamp.enable():
+            torch._C._jit_set_emit_hooks(lambda m: seen.append("module"), lambda f: seen.append("function"))
+            saved = torch._C._jit_get_emit_hooks()
+        torch._C._jit_set_emit_hooks(*saved)
+        fn = _script_fresh_copy(scoped_mm)
+        assert seen == ["function"]
+        assert "jitamp::autocast_enter" not in _kinds(fn.graph) and "prim::Enter" in _kinds(fn.graph)
+    finally:
+        torch._C._jit_set_emit_hooks(*before)
+
+
 def _script_fresh_copy(fn):
     """torch.jit.script of a fresh copy (TorchScript caches functions by
     identity), with whatever hooks are installed."""

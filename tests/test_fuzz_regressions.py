@@ -751,6 +751,52 @@ def test_plain_torchscript_raises_the_same_where_it_is_no_reference(name):
     assert _run(name).kind == "known:profiling-plain-torchscript"
 
 
+def test_an_error_of_scopes_left_undone_is_not_plain_torchscripts(tmp_path):
+    """runner._plain_raises_the_same: plain TorchScript runs scopes as if
+    they were not there, so an error it shares with jitamp may be a scope
+    jitamp failed to enter. Here a conv whose bias only the scope's casts
+    make match raises so without the scope: eager with its scopes inert
+    raises it too, and the runner keeps it a mismatch (a planted message,
+    as jitamp would raise had it skipped the scope)."""
+    from jitamp.fuzz import runner
+
+    source = """
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+def prog(x: Tensor, w: Tensor, b: Tensor):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return F.conv2d(x, w, b)
+KIND = 'function'
+GRAD = False
+OUTER = None
+EXECUTOR = 'profiling'
+def make_args(call):
+    g = torch.Generator().manual_seed(call)
+    return [torch.randn(1, 1, 4, 4, generator=g), torch.randn(1, 1, 3, 3, generator=g),
+            torch.randn(1, generator=g).to(torch.bfloat16)]
+def build():
+    return prog
+"""
+    module = runner.load_source(source, str(tmp_path), "scope_left_undone")
+    try:
+        module.prog(*module.make_args(1))  # eager, with its scope: returns
+        with runner.scripted_without_jitamp(source, str(tmp_path), "undone_plain") as (_, plain):
+            builtin = torch._C._jit_set_autocast_mode(False)
+            try:
+                with pytest.raises(RuntimeError) as raised:  # what a scope left undone raises
+                    plain(*module.make_args(1))
+            finally:
+                torch._C._jit_set_autocast_mode(builtin)
+        message = f"call 1: scripted raised {raised.value!r}, eager returned"
+        last_line = runner._scripted_error(message)[2]
+        assert last_line.startswith("Input type (float) and bias type"), last_line
+        assert not runner._DTYPE_ERROR.search(last_line)  # the dtype rule lets it through
+        assert not runner._plain_raises_the_same(module.prog, module, source, str(tmp_path), "undone", message)
+    finally:
+        runner.unload(module)
+
+
 def _first_errors(fn, make_args, calls=(1, 2, 3), *, grad_of=None):
     """The last line of each call's error (None where it returned); with
     `grad_of`, backward through the sum of the float tensors it picks."""

@@ -69,6 +69,8 @@ def _loader_type() -> torch._C.ClassType:
         torch.jit._state._script_classes.pop(ModelLoader, None)
         torch.jit.script(ModelLoader)
         loader_type = registry.get_class(name)
+    if loader_type is None:
+        raise RuntimeError(f"jitamp: TorchScript holds no class {name} after scripting it")
     return loader_type
 
 

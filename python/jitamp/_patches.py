@@ -144,16 +144,19 @@ class EmitHooks:
         self.mine = self._chain(lambda: self.others if self.installed else (None, None))
 
     def _chain(self, others: Callable[[], tuple[Any, Any]]) -> tuple[Any, Any]:
-        """Hooks that run the rewrite, then the hooks `others()` gives."""
+        """Hooks that run the rewrite (while installed), then the hooks
+        `others()` gives."""
 
         def module_hook(module: torch._C.ScriptModule) -> None:
-            self.on_module(module)
+            if self.installed:  # a pair kept past disable() runs the others alone
+                self.on_module(module)
             other = others()[0]
             if other is not None:
                 other(module)
 
         def function_hook(function: torch._C.ScriptFunction) -> None:
-            self.on_function(function)
+            if self.installed:
+                self.on_function(function)
             other = others()[1]
             if other is not None:
                 other(function)

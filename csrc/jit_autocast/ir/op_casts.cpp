@@ -195,5 +195,4 @@ bool putCastsInThisTorchsOrder(
   return true;
 }
 
-
 } // namespace jitamp

@@ -38,7 +38,6 @@ std::string where(const Node* node) {
 
 // How a smart cast becomes stock ops, for a caller whose autocast is off.
 struct Lowering {
-  bool possible = false;
   bool identity = true; // else: to `dtype` if eligible
   at::ScalarType dtype = at::kFloat;
   // Whether eager's autocast kernel surely runs for the op that reads the
@@ -137,7 +136,6 @@ class ObstacleFinder {
         devices->toStringRef().find("cpu") != std::string::npos;
     const DeviceAutocast state = cpuState();
     Lowering lowering;
-    lowering.possible = true;
     if (!names_cpu || !state.enabled) {
       lowerings_.emplace_back(cast, lowering); // does nothing
       return;

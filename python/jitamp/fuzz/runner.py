@@ -689,13 +689,12 @@ def _plain_torchscript_differs(obj, module, source, directory, stem, kind, *, fr
     softmax formula, reached by a float16 input under a bfloat16 region
     whose addmm the region casts (seed 77112026, index 2718)."""
     if _plain_is_a_reference(obj, module, frozen=frozen):
-        if not _autocast_off(module.OUTER):
-            module = _outside_the_region(module)
+        reference = module if _autocast_off(module.OUTER) else _outside_the_region(module)
         try:
             with scripted_without_jitamp(source, directory, stem + "_plain_compare") as (_, plain):
                 if not _autocast_scopes_in(plain):
                     model = torch.jit.freeze(plain.eval()) if frozen else plain
-                    _compare(obj, _saved_and_loaded(model) if stock else model, module, frozen=frozen)
+                    _compare(obj, _saved_and_loaded(model) if stock else model, reference, frozen=frozen)
                     return False
         except AssertionError as exc:
             prefix = "stock-mismatch:" if stock else "frozen-mismatch:" if frozen else "mismatch:"
@@ -703,7 +702,7 @@ def _plain_torchscript_differs(obj, module, source, directory, stem, kind, *, fr
         except Exception:
             return False
     return (kind == "mismatch:error" and not frozen and not stock
-            and _plain_raises_the_same(module, source, directory, stem, message))
+            and _plain_raises_the_same(obj, module, source, directory, stem, message))
 
 
 def _plain_is_a_reference(obj, module, *, frozen: bool) -> bool:
@@ -755,25 +754,63 @@ _DTYPE_ERROR = re.compile(r"dtype|scalar type|same type")
 
 def _scripted_error(message: str) -> tuple[str, str, str] | None:
     """The call, the class and the last line of the scripted side's error
-    in the oracle's `message` (the traceback above that line names files)."""
+    in the oracle's `message` (the traceback above that line names files),
+    the message unescaped from its repr."""
     call = _CALL.match(message)
     raised = _SCRIPTED_RAISED.search(message)
     if call is None or raised is None:
         return None
-    lines = [line for line in raised.group(2).strip("'\"").split("\\n") if line.strip()]
-    return call.group(1), raised.group(1), lines[-1] if lines else ""
+    try:
+        text = ast.literal_eval(raised.group(2))
+    except (ValueError, SyntaxError):
+        return None
+    return call.group(1), raised.group(1), _last_line(str(text), raised.group(1))
 
 
-def _plain_raises_the_same(module, source, directory, stem, message) -> bool:
+def _last_line(text: str, cls: str) -> str:
+    """The message's last line, without the `Cls: ` that TorchScript's
+    interpreter puts before an error it passes on (eager's has none)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    return last[len(cls) + 2:] if last.startswith(cls + ": ") else last
+
+
+@contextlib.contextmanager
+def _scopes_inert():
+    """Eager with every autocast scope doing nothing, as plain TorchScript
+    runs them with its built-in JIT autocast off."""
+    autocast = torch.amp.autocast_mode.autocast
+    enter, exit_ = autocast.__enter__, autocast.__exit__
+    autocast.__enter__ = lambda self: self
+    autocast.__exit__ = lambda self, *args: None
+    try:
+        yield
+    finally:
+        autocast.__enter__, autocast.__exit__ = enter, exit_
+
+
+def _first_error(fn, module, outer) -> tuple[str, str, str] | None:
+    """The call, class and last line of the first error `fn` raises, called
+    as the oracle calls it; None where every call returns."""
+    for call in range(1, max(CALLS) + 1):
+        _, error, _, _ = oracle.run_side(fn, module.make_args(call), outer, module.GRAD)
+        if error is not None:
+            return str(call), type(error).__name__, _last_line(str(error), type(error).__name__)
+    return None
+
+
+def _plain_raises_the_same(obj, module, source, directory, stem, message) -> bool:
     """Whether the program scripted without jitamp, called as the oracle
     calls it in the same eager region, first raises at the call and with
     the error where jitamp's raised and eager did not (`message`): a
     difference plain TorchScript makes where it is no reference for values
     (an eager region that changes them, or scopes, which it runs with
-    autocast off). Not for an error a dtype decides, unless a symbolic
-    formula of the profiling plan raised it where the program opens no
-    scope: a cast jitamp missed would give plain TorchScript's uncast
-    dtypes. Seen: softmax's formula with `dtype=` and a float16 input
+    autocast off). Where the program has scopes, eager with its scopes
+    doing nothing must not raise it there too: a scope jitamp failed to
+    enter would look the same. Not for an error a dtype decides, unless a
+    symbolic formula of the profiling plan raised it where the program
+    opens no scope: a cast jitamp missed would give plain TorchScript's
+    uncast dtypes. Seen: softmax's formula with `dtype=` and a float16 input
     under a bfloat16 region (seed 77112026, index 2718); an `out=` softmax
     with grad, where eager's kernel runs on (seed 77112026, index 8814)."""
     mine = _scripted_error(message)
@@ -782,22 +819,24 @@ def _plain_raises_the_same(module, source, directory, stem, message) -> bool:
     dtype_error = _DTYPE_ERROR.search(mine[2]) is not None
     if dtype_error and "in <backward op>" not in message:
         return False
+    outer = make_outer(module.OUTER)
     try:
         with scripted_without_jitamp(source, directory, stem + "_plain_same_error") as (_, plain):
-            if dtype_error and _autocast_scopes_in(plain):
+            scopes = _autocast_scopes_in(plain)
+            if dtype_error and scopes:
                 return False
-            outer = make_outer(module.OUTER)
             builtin = torch._C._jit_set_autocast_mode(False)  # its scopes do nothing
             try:
-                for call in range(1, max(CALLS) + 1):
-                    _, error, _, _ = oracle.run_side(plain, module.make_args(call), outer, module.GRAD)
-                    if error is not None:
-                        return _scripted_error(f"call {call}: scripted raised {error!r}") == mine
+                if _first_error(plain, module, outer) != mine:
+                    return False
             finally:
                 torch._C._jit_set_autocast_mode(builtin)
+        if scopes:
+            with _scopes_inert():
+                return _first_error(_unwrapping_callee_errors(obj), module, outer) != mine
     except Exception:
         return False
-    return False
+    return True
 
 
 def _region_changes_nothing(obj, module, *, frozen: bool = False) -> bool:
