@@ -743,28 +743,37 @@ def _encloses_no_op(enter: torch._C.Node) -> bool:
     return False
 
 
-# The oracle's message on an error: "call N: ..." first, and the scripted
-# side's error as "scripted raised Class('...')" (then ", eager returned",
-# or a line of its own after eager's).
+# The oracle's message on an error: "call N: ..." first, and each side's
+# error as "<side> raised Class('...')" (", eager returned" after the
+# scripted side's where eager returned).
 _CALL = re.compile(r"^call (\d+)")
-_SCRIPTED_RAISED = re.compile(r"scripted raised (\w+)\((.*)\)(?:, eager returned)?$", re.M)
+_RAISED = re.compile(r"(eager|scripted) raised (\w+)\((.*)\)(?:, eager returned)?$", re.M | re.S)
 # an error a dtype decides, which a cast jitamp missed could also raise
 _DTYPE_ERROR = re.compile(r"dtype|scalar type|same type")
 
 
+def _raised(message: str, side: str) -> tuple[str, str] | None:
+    """The class and the message (unescaped from its repr) of `side`'s
+    error in the oracle's `message`, or of its line; None where there is
+    none."""
+    for line in message.split("\n"):
+        found = _RAISED.search(line)
+        if found and found.group(1) == side:
+            try:
+                return found.group(2), str(ast.literal_eval(found.group(3)))
+            except (ValueError, SyntaxError):
+                return None
+    return None
+
+
 def _scripted_error(message: str) -> tuple[str, str, str] | None:
     """The call, the class and the last line of the scripted side's error
-    in the oracle's `message` (the traceback above that line names files),
-    the message unescaped from its repr."""
+    in the oracle's `message` (the traceback above that line names files)."""
     call = _CALL.match(message)
-    raised = _SCRIPTED_RAISED.search(message)
+    raised = _raised(message, "scripted")
     if call is None or raised is None:
         return None
-    try:
-        text = ast.literal_eval(raised.group(2))
-    except (ValueError, SyntaxError):
-        return None
-    return call.group(1), raised.group(1), _last_line(str(text), raised.group(1))
+    return call.group(1), raised[0], _last_line(raised[1], raised[0])
 
 
 def _last_line(text: str, cls: str) -> str:
@@ -868,13 +877,9 @@ def _message_in(eager: str, scripted: str) -> bool:
     starts within that of its `scripted raised Cls('...')` line. Both hold
     reprs, which escape quotes as each message needs (`"can't"` against
     `'... can\\'t'`): the messages are compared, not the reprs."""
-    def message(line: str) -> str | None:
-        found = re.match(r"(?:eager|scripted) raised \w+\((.*)\)$", line, re.S)
-        try:
-            return ast.literal_eval(found.group(1)) if found else None
-        except (ValueError, SyntaxError):
-            return None
-    eager_message, scripted_message = message(eager), message(scripted)
+    eager_raised, scripted_raised = _raised(eager, "eager"), _raised(scripted, "scripted")
+    eager_message = eager_raised[1] if eager_raised else None
+    scripted_message = scripted_raised[1] if scripted_raised else None
     return (eager_message is not None and scripted_message is not None
             and eager_message[:80] in scripted_message)
 
