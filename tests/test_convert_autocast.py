@@ -173,7 +173,8 @@ def test_add_autocast_refuses_a_module_that_has_run():
 
 
 @pytest.mark.parametrize("args, error", [
-    (("tpu", torch.bfloat16), "device_type is 'cpu' or 'cuda'"),
+    (("tpu", torch.bfloat16), "device_type is a device type with autocast"),
+    (("meta", torch.bfloat16), "device_type is a device type with autocast"),
     (("cpu", torch.float32), "dtype is torch.bfloat16 or torch.float16"),
 ])
 def test_add_autocast_bad_arguments(args, error):

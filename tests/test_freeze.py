@@ -681,6 +681,39 @@ def test_standalone_refuses_dynamic_scopes_and_says_why():
     assert message.count("test_freeze.py") >= 2, message
 
 
+class Queries(nn.Module):
+    """Autocast state queries inside a static scope: the scope op answers
+    them; a graph without it would answer the caller's state."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8, 8))
+
+    def forward(self, x: Tensor):
+        with torch.autocast("cpu", dtype=torch.float16):
+            y = torch.mm(x, self.w)
+            return y, torch.is_autocast_enabled("cpu"), torch.zeros(1, dtype=torch.get_autocast_dtype("cpu"))
+
+
+def test_frozen_queries_answer_as_eager():
+    torch.manual_seed(0)
+    model = Queries().eval()
+    frozen = jitamp.freeze(oracle.script(model))
+    for outer in (None, lambda: torch.autocast("cpu", dtype=torch.bfloat16)):
+        with torch.no_grad():
+            oracle.check_against_eager(model.forward, [torch.randn(4, 8)], scripted=frozen, outer=outer)
+
+
+def test_standalone_refuses_queries_in_a_scope():
+    scripted = oracle.script(Queries().eval())
+    with pytest.raises(ValueError) as error:
+        with torchscript_deprecation_ignored():
+            jitamp.freeze(scripted, standalone=True)
+    message = str(error.value)
+    assert "aten::is_autocast_enabled: an autocast state query in a scope" in message, message
+    assert "aten::get_autocast_dtype: an autocast state query in a scope" in message, message
+
+
 class Unlisted(nn.Module):
     """An op eager autocasts through its decomposition (einsum, Composite-
     ImplicitAutograd without an autocast kernel on CPU: eager's bmm inside

@@ -14,10 +14,13 @@
 #include "passes/strip_static_scopes.h"
 #include "passes/wrap_in_autocast_scope.h"
 #include "pipeline/function_rewrite.h"
+#include "ops/scope_ops.h"
 #include "pipeline/pipeline.h"
 
 #include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/DynamicTypes.h>
 #include <torch/csrc/jit/python/pybind_utils.h>
+#include <torch/csrc/jit/runtime/jit_exception.h>
 #include <torch/extension.h>
 
 namespace py = pybind11;
@@ -43,6 +46,35 @@ PYBIND11_MODULE(_C, m) {
       py::arg("with_none_error_class"),
       py::arg("with_none_error_message"),
       "What eager's autocast.__enter__ returns (see lower_autocast_scopes.h).");
+
+  m.def(
+      "set_eager_scope_check",
+      [](py::object check) {
+        // Kept for the life of the process (never destroyed: the library
+        // outlives the interpreter).
+        auto* held = new py::object(std::move(check));
+        jitamp::SetEagerScopeCheck(
+            [held](const std::string& device, at::ScalarType dtype, bool enabled) {
+              py::gil_scoped_acquire gil;
+              try {
+                const py::object torch_dtype = py::reinterpret_borrow<py::object>(
+                    reinterpret_cast<PyObject*>(torch::getTHPDtype(dtype)));
+                return (*held)(device, torch_dtype, enabled)
+                    .cast<bool>();
+              } catch (py::error_already_set& error) {
+                // Raised in scripted code as eager raises it: same class.
+                const py::object cls = error.type();
+                const std::string name =
+                    py::str(cls.attr("__module__")).cast<std::string>() + "." +
+                    py::str(cls.attr("__qualname__")).cast<std::string>();
+                const std::string message = py::str(error.value());
+                throw torch::jit::JITException(message, name);
+              }
+            });
+      },
+      py::arg("check"),
+      "Eager's autocast.__init__ for device types other than CPU and CUDA "
+      "(scope_ops.h, SetEagerScopeCheck).");
 
   m.def(
       "rewrite_function",

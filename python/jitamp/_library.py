@@ -45,3 +45,14 @@ def _tell_the_pass_what_eager_enter_returns() -> bool:
 
 
 EAGER_ENTER_RETURNS_NONE = _tell_the_pass_what_eager_enter_returns()
+
+
+def _eager_scope_check(device: str, dtype: torch.dtype, enabled: bool) -> bool:
+    """Eager's autocast.__init__, for a scripted scope of a device type other
+    than CPU and CUDA (scope_ops.h, SetEagerScopeCheck): its checks differ
+    by device, backend and torch version. Returns whether the scope is
+    enabled; warns and raises as eager does."""
+    return torch.autocast(device, dtype=dtype, enabled=enabled)._enabled
+
+
+_C.set_eager_scope_check(_eager_scope_check)

@@ -16,7 +16,11 @@ model rewritten earlier needs them as long as it lives):
   rewrote is saved with its loader object (_loader.saving_with_a_loader);
 - torch._jit_internal._clear_fn_overloads: the `@overload` declarations
   TorchScript deletes once compiled are kept, so that enable() and disable()
-  can have them compiled again (_script_caches.keeping_declarations).
+  can have them compiled again (_script_caches.keeping_declarations);
+- torch.jit._builtins' table: torch.amp.is_autocast_available, a Python
+  function, compiles to the op aten::_is_autocast_available
+  (csrc/jit_autocast/ops/query_ops.cpp registers it and the other autocast
+  queries eager has and TorchScript lacks).
 
 While jitamp is enabled (while_enabled(): enable() installs them in this
 order, disable() uninstalls them in the reverse order; at the interpreter's
@@ -47,6 +51,7 @@ import threading
 from typing import Any, Callable, Iterable, Protocol
 
 import torch
+import torch.jit._builtins
 import torch.jit._recursive
 import torch.jit._trace
 import torch.jit.frontend
@@ -200,6 +205,37 @@ class EmitHooks:
                 self.others = (module_hook, function_hook)
 
 
+class ScriptedAsBuiltin:
+    """`owner.name`, a Python function, compiles in scripted code to the
+    builtin op `op` (an entry of torch.jit._builtins' table, as torch's own
+    functions have)."""
+
+    def __init__(self, owner: Any, name: str, op: str) -> None:
+        self.owner, self.name, self.op = owner, name, op
+        self.function: Any = None
+
+    def install(self) -> None:
+        self.function = getattr(self.owner, self.name, None)
+        if self.function is None:  # not in this torch
+            return
+        table = torch.jit._builtins._get_builtin_table()
+        self.previous = table.get(id(self.function))
+        table[id(self.function)] = self.op
+
+    def uninstall(self) -> None:
+        if self.function is None:
+            return
+        table = torch.jit._builtins._get_builtin_table()
+        if self.previous is None:
+            table.pop(id(self.function), None)
+        else:
+            table[id(self.function)] = self.previous
+        self.function = None
+
+    def __repr__(self) -> str:
+        return f"ScriptedAsBuiltin({self.owner.__name__}.{self.name} -> {self.op})"
+
+
 class Installed:
     """Patches installed in order (or none, where one fails to install);
     uninstall() undoes them in the reverse order."""
@@ -229,6 +265,7 @@ AT_IMPORT: tuple[Patch, ...] = (
     Replace(torch._C.ScriptFunction, "save", _loader.saving_with_a_loader, once=True),
     Replace(torch._C.ScriptFunction, "save_to_buffer", _loader.saving_with_a_loader, once=True),
     Replace(_jit_internal, "_clear_fn_overloads", _script_caches.keeping_declarations, once=True),
+    ScriptedAsBuiltin(torch.amp, "is_autocast_available", "aten::_is_autocast_available"),
 )
 
 

@@ -134,8 +134,13 @@ def add_autocast(
     under that eager autocast. Then rewrite(); returns what rewrite() does.
     Call it before the module's first call (`jitamp convert --autocast`
     does this to a saved model)."""
-    if device_type not in ("cpu", "cuda"):
-        raise ValueError(f"device_type is 'cpu' or 'cuda', not {device_type!r}")
+    try:
+        has_autocast = torch.amp.is_autocast_available(device_type)
+    except RuntimeError:  # names no device type
+        has_autocast = False
+    if not has_autocast:
+        raise ValueError(f"device_type is a device type with autocast (cpu, cuda, xpu, ...; "
+                         f"torch.amp.is_autocast_available), not {device_type!r}")
     if dtype not in _AUTOCAST_DTYPES:
         raise ValueError(f"dtype is torch.bfloat16 or torch.float16, not {dtype}")
     target = module._c if isinstance(module, torch.jit.ScriptModule) else module

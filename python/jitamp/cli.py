@@ -129,7 +129,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DEVICE:DTYPE",
         help="mixed precision for a model whose source has none: run each of --methods as if its body "
         "were inside `with torch.autocast(DEVICE, dtype=DTYPE)` (cpu:bfloat16, cpu:float16, "
-        "cuda:float16, cuda:bfloat16); scopes a method has stay, nested inside",
+        "cuda:float16, cuda:bfloat16; DEVICE any device type with autocast: xpu, mps, hpu, ..., "
+        "or a backend's, with --import of the module that registers it); scopes a method has "
+        "stay, nested inside",
     )
     convert.add_argument(
         "--methods",
@@ -148,6 +150,11 @@ def _parser() -> argparse.ArgumentParser:
         "the dispatcher: results are still eager's inside scopes).",
     )
     table.add_argument("--differences", action="store_true", help="only the differences from the installed torch")
+    table.add_argument(
+        "--device", metavar="DEVICE",
+        help="a device type other than cpu and cuda (xpu, mps, hpu, ..., or a backend's own name after "
+        "--import of its module): the ops with an autocast kernel for it, which decide their casts "
+        "there (jitamp inserts none for it)")
     _add_library_flags(table)
     _add_common_flags(table)
 
@@ -534,18 +541,28 @@ def _join(texts: dict[str, str], headers: bool) -> str:
     return "".join(f"# method {name}\n{text}" for name, text in texts.items())
 
 
-_AUTOCAST_DEVICES = ("cpu", "cuda")
 _AUTOCAST_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
+def _has_autocast(device: str) -> bool:
+    """Eager's torch.amp.is_autocast_available, False for a string that
+    names no device type."""
+    try:
+        return torch.amp.is_autocast_available(device)
+    except RuntimeError:
+        return False
+
+
 def parse_autocast(spec: str) -> tuple[str, torch.dtype]:
-    """'cpu:bfloat16' -> ("cpu", torch.bfloat16)."""
+    """'cpu:bfloat16' -> ("cpu", torch.bfloat16). DEVICE: any device type
+    eager's autocast takes (torch.amp.is_autocast_available), a renamed
+    PrivateUse1 backend's name included once its module is imported."""
     device, sep, dtype = spec.partition(":")
-    if not sep or device not in _AUTOCAST_DEVICES or dtype not in _AUTOCAST_DTYPES:
+    if not sep or not _has_autocast(device) or dtype not in _AUTOCAST_DTYPES:
         raise CliError(
-            f"bad --autocast '{spec}': expected DEVICE:DTYPE with DEVICE one of "
-            f"{', '.join(_AUTOCAST_DEVICES)} and DTYPE one of {', '.join(_AUTOCAST_DTYPES)}, "
-            "e.g. cpu:bfloat16"
+            f"bad --autocast '{spec}': expected DEVICE:DTYPE with DEVICE a device type with "
+            "autocast (cpu, cuda, xpu, mps, hpu, ...; a backend's own name after --import of "
+            f"its module) and DTYPE one of {', '.join(_AUTOCAST_DTYPES)}, e.g. cpu:bfloat16"
         )
     return device, _AUTOCAST_DTYPES[dtype]
 
@@ -584,9 +601,41 @@ def convert(args: argparse.Namespace) -> str:
     return f"wrote {args.output}{done} (load it with torch.jit.load after `import jitamp`, or jitamp.load)\n"
 
 
+# The dispatch key of each device type's autocast kernels (by the name
+# c10::DeviceType prints; PrivateUse1 under any name its backend gives it).
+_AUTOCAST_KEYS = {"xpu": "AutocastXPU", "ipu": "AutocastIPU", "hpu": "AutocastHPU", "xla": "AutocastXLA",
+                  "mps": "AutocastMPS", "mtia": "AutocastMTIA", "maia": "AutocastMAIA",
+                  "privateuseone": "AutocastPrivateUse1"}
+
+
+def _other_device_table(device: str) -> str:
+    """`jitamp table --device DEVICE` for a device type other than CPU and
+    CUDA: jitamp's smart casts leave such tensors to the op's own autocast
+    kernel (ops/cast_ops.cpp), so what decides is what the backend
+    registered on its autocast key."""
+    if device in ("cpu", "cuda"):
+        raise CliError(f"--device {device}: the table without --device shows cpu and cuda")
+    if not _has_autocast(device):
+        raise CliError(f"--device {device}: not a device type with autocast "
+                       "(torch.amp.is_autocast_available); a backend's own name needs --import of its module")
+    name = "privateuseone" if device == torch._C._get_privateuse1_backend_name() else device
+    key = _AUTOCAST_KEYS.get(name)
+    if key is None:
+        raise CliError(f"--device {device}: this jitamp does not know the autocast dispatch key of {device}")
+    ops = sorted(torch._C._dispatch_get_registrations_for_dispatch_key(key))
+    lines = [f"torch {torch.__version__}, device {device} ({key})",
+             "jitamp inserts no casts for this device: in a scope, each op on its tensors runs its own "
+             "autocast kernel, as in eager",
+             f"ops with an autocast kernel for {device}: {len(ops)}"]
+    lines.extend(f"  {op}" for op in ops)
+    return "\n".join(lines) + "\n"
+
+
 def table(args: argparse.Namespace) -> str:
     from .passes import ops_missing_from_table, policy_table
 
+    if args.device is not None:
+        return _other_device_table(args.device)
     rows = policy_table()
     lines = [f"torch {torch.__version__}"]
     if not args.differences:

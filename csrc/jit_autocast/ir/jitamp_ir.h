@@ -7,6 +7,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace jitamp {
 
@@ -106,6 +107,21 @@ inline bool isScopeOpAsSaved(const torch::jit::Node* node) {
 inline bool isSmartCast(const torch::jit::Node* node) {
   const auto kind = node->kind();
   return kind == ops::kToFp16 || kind == ops::kToFp32 || kind == ops::kPromote;
+}
+
+// Whether `node` reads the thread's autocast state: TorchScript's queries
+// (aten::is_autocast_enabled, ...) and those ops/query_ops.cpp adds. Inside
+// a scope, only the scope op before it makes the answer eager's.
+inline bool isAutocastStateQuery(const torch::jit::Node* node) {
+  static const std::unordered_set<std::string> queries = {
+      "aten::is_autocast_enabled",       "aten::is_autocast_cpu_enabled",
+      "aten::is_autocast_ipu_enabled",   "aten::is_autocast_xla_enabled",
+      "aten::get_autocast_dtype",        "aten::get_autocast_cpu_dtype",
+      "aten::get_autocast_gpu_dtype",    "aten::get_autocast_ipu_dtype",
+      "aten::get_autocast_xla_dtype",    "aten::is_autocast_cache_enabled",
+  };
+  return node->kind().is_aten() &&
+      queries.count(node->kind().toQualString()) != 0;
 }
 
 // prim::fork / prim::awaitable: nodes whose Subgraph runs as its own graph.

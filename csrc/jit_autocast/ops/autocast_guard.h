@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <thread>
+#include <vector>
 
 namespace jitamp {
 
@@ -32,6 +33,40 @@ inline void clearCacheUnlessTasksPending() {
   if (pendingTasks().load() == 0) {
     at::autocast::clear_cache();
     ForgetUncachedCasts();
+  }
+}
+
+// The device types that have autocast state on this torch, in the order of
+// c10::DeviceType (CPU first, CUDA second).
+inline const std::vector<c10::DeviceType>& autocastDeviceTypes() {
+  static const std::vector<c10::DeviceType> types = [] {
+    std::vector<c10::DeviceType> found;
+    for (int i = 0;
+         i < static_cast<int>(c10::DeviceType::COMPILE_TIME_MAX_DEVICE_TYPES);
+         ++i) {
+      const auto type = static_cast<c10::DeviceType>(i);
+      if (at::autocast::is_autocast_available(type)) {
+        found.push_back(type);
+      }
+    }
+    return found;
+  }();
+  return types;
+}
+
+// The thread's autocast dtype of each of autocastDeviceTypes().
+inline std::vector<at::ScalarType> autocastDtypes() {
+  std::vector<at::ScalarType> dtypes;
+  for (const c10::DeviceType type : autocastDeviceTypes()) {
+    dtypes.push_back(at::autocast::get_autocast_dtype(type));
+  }
+  return dtypes;
+}
+
+inline void setAutocastDtypes(const std::vector<at::ScalarType>& dtypes) {
+  const auto& types = autocastDeviceTypes();
+  for (size_t i = 0; i < types.size(); ++i) {
+    at::autocast::set_autocast_dtype(types[i], dtypes[i]);
   }
 }
 
@@ -74,10 +109,9 @@ struct AutocastGuard : torch::CustomClassHolder {
 // its last reference goes: when the task has ended (its guard holds it), or
 // at once if TorchScript drops the fork (an unused future).
 struct TaskTicket : torch::CustomClassHolder {
-  // The calling thread's state when the ticket is made.
-  at::ScalarType cpu_dtype = at::autocast::get_autocast_dtype(c10::DeviceType::CPU);
-  at::ScalarType cuda_dtype =
-      at::autocast::get_autocast_dtype(c10::DeviceType::CUDA);
+  // The calling thread's state when the ticket is made (the enabled flags
+  // travel with the thread-local dispatch keys TorchScript's fork carries).
+  std::vector<at::ScalarType> dtypes = autocastDtypes();
   bool cache_enabled = at::autocast::is_autocast_cache_enabled();
   bool in_scope = scopeOpen();
   // The calling thread's graph executor optimization flag, which
@@ -111,18 +145,14 @@ struct TaskTicket : torch::CustomClassHolder {
 // (task_ops.cpp, carry_autocast_into_tasks.h).
 struct TaskAutocastGuard : torch::CustomClassHolder {
   // What to restore: this thread's state before the task.
-  at::ScalarType prev_cpu_dtype =
-      at::autocast::get_autocast_dtype(c10::DeviceType::CPU);
-  at::ScalarType prev_cuda_dtype =
-      at::autocast::get_autocast_dtype(c10::DeviceType::CUDA);
+  std::vector<at::ScalarType> prev_dtypes = autocastDtypes();
   bool prev_cache_enabled = at::autocast::is_autocast_cache_enabled();
   std::thread::id owner = std::this_thread::get_id();
   c10::intrusive_ptr<TaskTicket> ticket; // held while the task runs
 
   explicit TaskAutocastGuard(c10::intrusive_ptr<TaskTicket> caller)
       : ticket(std::move(caller)) {
-    at::autocast::set_autocast_dtype(c10::DeviceType::CPU, ticket->cpu_dtype);
-    at::autocast::set_autocast_dtype(c10::DeviceType::CUDA, ticket->cuda_dtype);
+    setAutocastDtypes(ticket->dtypes);
     at::autocast::set_autocast_cache_enabled(ticket->cache_enabled);
     // One nesting level for the caller's open scopes: in eager they are
     // open while the task runs, so no scope exit in the task clears the
@@ -140,8 +170,7 @@ struct TaskAutocastGuard : torch::CustomClassHolder {
     if (ticket->in_scope) {
       at::autocast::decrement_nesting();
     }
-    at::autocast::set_autocast_dtype(c10::DeviceType::CPU, prev_cpu_dtype);
-    at::autocast::set_autocast_dtype(c10::DeviceType::CUDA, prev_cuda_dtype);
+    setAutocastDtypes(prev_dtypes);
     at::autocast::set_autocast_cache_enabled(prev_cache_enabled);
     ticket.reset();
   }
@@ -156,7 +185,8 @@ struct TaskAutocastGuard : torch::CustomClassHolder {
 };
 
 // The thread's CPU and CUDA autocast flags, switched off for a call of a
-// profiling executor's fallback function (suspend_autocast_around_fallbacks.h): made by
+// profiling executor's fallback function (suspend_autocast_around_fallbacks.h;
+// the built-in JIT autocast pass it keeps out reads only those two): made by
 // jitamp::suspend_autocast before the call, handed to the fallback, whose
 // first node, jitamp::resume_autocast, puts them back. If the call fails
 // before the body starts, dropping the object puts them back.

@@ -26,9 +26,18 @@
 namespace jitamp {
 namespace {
 
+EagerScopeCheck& eagerScopeCheck() {
+  static EagerScopeCheck check;
+  return check;
+}
+
 // autocast.__init__ checks that eager does and the scripted __init__ skips:
 // the device string, CUDA being there, a supported dtype. Returns whether
-// the scope is enabled.
+// the scope is enabled. CPU and CUDA are checked here; any other device
+// type by eager's own __init__ where Python set the hook
+// (SetEagerScopeCheck), since what it checks varies by device, backend and
+// torch version (a renamed PrivateUse1 backend's dtypes come from its
+// Python device module).
 bool checkedEnabled(
     const std::string& device,
     c10::DeviceType device_type,
@@ -39,10 +48,14 @@ bool checkedEnabled(
       "User specified an unsupported autocast device_type '",
       device,
       "'");
+  const bool cpu = device_type == c10::DeviceType::CPU;
+  if (!cpu && device_type != c10::DeviceType::CUDA && eagerScopeCheck()) {
+    return eagerScopeCheck()(device, dtype, enabled);
+  }
   if (!enabled) {
     return false;
   }
-  if (device == "cuda") {
+  if (device_type == c10::DeviceType::CUDA) {
     if (!at::hasCUDA()) {
       TORCH_WARN(
           "CUDA is not available or torch_xla is imported. Disabling autocast.");
@@ -90,6 +103,10 @@ std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> enterScope(
 }
 
 } // namespace
+
+void SetEagerScopeCheck(EagerScopeCheck check) {
+  eagerScopeCheck() = std::move(check);
+}
 
 std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> autocastEnter(
     const c10::IValue& autocast) {

@@ -7,11 +7,21 @@
 #include <ATen/core/ivalue.h>
 #include <ATen/core/stack.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <tuple>
 
 namespace jitamp {
+
+// Eager's autocast.__init__ for a device type other than CPU and CUDA: given
+// the device string, dtype and enabled flag, returns whether the scope is
+// enabled, warning or raising as eager does. Set by jitamp's Python module
+// (_library.py); a C++ host without Python has none, and such a scope gets
+// CPU's check (bfloat16 and float16 enable it).
+using EagerScopeCheck =
+    std::function<bool(const std::string&, at::ScalarType, bool)>;
+void SetEagerScopeCheck(EagerScopeCheck check);
 
 std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> autocastEnter(
     const c10::IValue& autocast);

@@ -49,6 +49,20 @@ struct Lowering {
   std::vector<Value*> siblings;
 };
 
+// Whether `query`'s answer only goes into autocast objects (the inlined
+// __init__ of `torch.autocast(...)` without dtype=). A scope whose dtype
+// it sets is not static and is refused for that; one that is static (a
+// disabled scope) has no use for it.
+bool onlyBuildsAutocastObjects(const Node* query) {
+  for (const Use& use : query->output()->uses()) {
+    if (use.user->kind() != prim::SetAttr ||
+        !isAutocastClass(use.user->input(0)->type())) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // Finds what keeps a graph from running without jitamp's ops
 // (StaticScopeObstacles), and how each smart cast becomes stock ops.
 class ObstacleFinder {
@@ -80,12 +94,19 @@ class ObstacleFinder {
     for (Node* node : block->nodes()) {
       if (isEnter(node)) {
         const ScopeFacts facts = scopeFacts(node);
-        if (!facts.device_type || !facts.state ||
-            *facts.device_type != c10::DeviceType::CPU) {
+        if (facts.device_type && *facts.device_type != c10::DeviceType::CPU) {
+          obstacle(
+              node,
+              "an autocast scope for " +
+                  c10::DeviceTypeName(*facts.device_type, /*lower_case=*/true) +
+                  " (a model without jitamp's ops can hold the casts of CPU "
+                  "scopes only; on another device the op's own autocast "
+                  "kernel casts, which needs the scope's state at run time)");
+        } else if (!facts.device_type || !facts.state) {
           obstacle(
               node,
               "an autocast scope whose device type, dtype or enabled flag "
-              "is not a constant, or not for CPU");
+              "is not a constant");
         }
       }
       if (scopes_.track(node)) {
@@ -118,6 +139,14 @@ class ObstacleFinder {
         // it now, in the caller's state)
       } else if (isJitampOp(node)) {
         obstacle(node, std::string(node->kind().toQualString()));
+      } else if (
+          isAutocastStateQuery(node) && scopes_.innermost() != nullptr &&
+          !onlyBuildsAutocastObjects(node)) {
+        obstacle(
+            node,
+            std::string(node->kind().toQualString()) +
+                ": an autocast state query in a scope, which only the "
+                "scope's op answers as eager");
       } else if (
           node->kind() == prim::CallFunction ||
           node->kind() == prim::CallMethod ||

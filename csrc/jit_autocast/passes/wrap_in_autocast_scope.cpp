@@ -2,6 +2,8 @@
 
 #include "ir/jitamp_ir.h"
 
+#include <ATen/autocast_mode.h>
+#include <c10/core/Device.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/jit_log.h>
 
@@ -14,8 +16,9 @@ void WrapInAutocastScope(
     const std::string& device_type,
     c10::ScalarType dtype) {
   TORCH_CHECK(
-      device_type == "cpu" || device_type == "cuda",
-      "jitamp: an autocast scope's device type is 'cpu' or 'cuda', not '",
+      at::autocast::is_autocast_available(c10::Device(device_type).type()),
+      "jitamp: an autocast scope's device type is one with autocast "
+      "(cpu, cuda, xpu, ...), not '",
       device_type,
       "'");
   TORCH_CHECK(

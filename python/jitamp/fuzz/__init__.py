@@ -99,8 +99,7 @@ Not covered yet: CUDA tensors (no GPU here: cuda scopes are generated but
 disabled), shapes other than [4, 4] and broadcasting between shapes,
 complex dtypes, dicts/tuples/classes as values, `raise`/assert statements,
 optimize_for_inference, frozen models with gradients (frozen weights are
-constants), threads, `jitamp.add_autocast`, queries of
-the autocast state inside scripted code, more of the fp32 and promote rows
+constants), threads, `jitamp.add_autocast`, more of the fp32 and promote rows
 (linalg, fft variants, pooling, grid_sample, rnn cells), integer/bool
 scalars as op arguments from computed values.
 """

@@ -8,6 +8,9 @@ around the call, whether gradients are compared, ...) that the runner reads.
 Everything is a function of (seed, index): the same pair gives the same
 source, byte for byte.
 
+Autocast state queries (torch.is_autocast_enabled(...), get_autocast_dtype,
+...) are op templates too: their answers choose values and dtypes.
+
 Every tensor variable has shape [4, 4]: each op template below maps [4, 4]
 operands to a [4, 4] result (through reshapes, broadcasting or slicing where
 the op needs other shapes), so any operand fits any op. Types are Tensor,
@@ -127,6 +130,17 @@ OPS: list[Op] = [
     Op("aten::to", "none", 2, "{a}.to({b}.dtype)", fresh=False),
     Op("aten::t", "none", 1, "{a}.t()", fresh=False),
     Op("aten::clone", "none", 1, "{a}.clone()"),
+    # autocast state queries: what they answer is the scope's (or the caller's)
+    Op("aten::is_autocast_enabled", "none", 2, "{a} if torch.is_autocast_enabled('cpu') else {b}", fresh=False),
+    Op("aten::is_autocast_enabled", "none", 2, "{a} if torch.is_autocast_enabled() else {b}", fresh=False),
+    Op("aten::is_autocast_cpu_enabled", "none", 1, "{a} * float(torch.is_autocast_cpu_enabled())"),
+    Op("aten::get_autocast_dtype", "none", 1, "{a}.to(torch.get_autocast_dtype('cpu'))", fresh=False),
+    Op("aten::get_autocast_cpu_dtype", "none", 1, "torch.zeros(4, 4, dtype=torch.get_autocast_cpu_dtype()) + {a}"),
+    Op("aten::get_autocast_gpu_dtype", "none", 1, "{a}.to(torch.get_autocast_gpu_dtype())", fresh=False),
+    Op("aten::is_autocast_cache_enabled", "none", 2, "{a} if torch.is_autocast_cache_enabled() else {b}",
+       fresh=False),
+    Op("aten::_is_autocast_available", "none", 2, "{a} if torch.amp.is_autocast_available('cpu') else {b}",
+       fresh=False),
 ]
 
 # In-place and out= forms: `{t}` is a fresh variable written to.

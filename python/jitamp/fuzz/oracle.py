@@ -54,15 +54,34 @@ __all__ = [
 CALLS = (1, 2, 3, 10)
 
 
+# The device types whose autocast state eager keeps besides CPU's and CUDA's;
+# PrivateUse1 under its current name (a backend may rename it at any time).
+_OTHER_DEVICES = ("xpu", "ipu", "hpu", "xla", "mps", "mtia", "maia")
+
+
+def autocast_devices() -> tuple[str, ...]:
+    """The device types that have autocast state on this torch (eager's
+    torch.amp.is_autocast_available and torch.get_autocast_dtype both
+    answer), CPU and CUDA first."""
+    found = ["cpu", "cuda"]
+    for device in (*_OTHER_DEVICES, torch._C._get_privateuse1_backend_name()):
+        try:
+            if torch.amp.is_autocast_available(device):
+                torch.get_autocast_dtype(device)
+                found.append(device)
+        except RuntimeError:  # not a device type of this torch, or no dtype
+            pass
+    return tuple(found)
+
+
 def autocast_state() -> tuple:
-    """Everything eager's autocast keeps per thread that Python can read."""
+    """Everything eager's autocast keeps per thread that Python can read:
+    each device type's flag and dtype (autocast_devices()), the cache flag,
+    the nesting depth (last)."""
     nesting = torch.autocast_increment_nesting() - 1
     torch.autocast_decrement_nesting()
     return (
-        torch.is_autocast_enabled("cpu"),
-        torch.get_autocast_dtype("cpu"),
-        torch.is_autocast_enabled("cuda"),
-        torch.get_autocast_dtype("cuda"),
+        *((torch.is_autocast_enabled(d), torch.get_autocast_dtype(d)) for d in autocast_devices()),
         torch.is_autocast_cache_enabled(),
         nesting,
     )
@@ -72,8 +91,8 @@ def reset_autocast_state() -> None:
     """Back to a fresh thread's autocast state (for fixtures that keep a test
     which leaks state -- a bug the oracle reports there -- from failing the
     tests after it)."""
-    torch.set_autocast_enabled("cpu", False)
-    torch.set_autocast_enabled("cuda", False)
+    for device in autocast_devices():
+        torch.set_autocast_enabled(device, False)
     torch.set_autocast_dtype("cpu", torch.bfloat16)
     torch.set_autocast_dtype("cuda", torch.float16)
     torch.set_autocast_cache_enabled(True)

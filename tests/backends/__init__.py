@@ -1,0 +1,1 @@
+"""Test-only accelerator backends (see jitamptest.py)."""
