@@ -103,7 +103,7 @@ import subprocess
 import sys
 import tempfile
 import types
-from typing import List
+from typing import List, Tuple
 
 import pytest
 import torch
@@ -293,7 +293,7 @@ def test_dead_code_error_is_torchscripts():
 
 _LIVENESS = """
 import torch
-from typing import List
+from typing import List, Tuple
 
 
 class M(torch.nn.Module):
@@ -565,6 +565,60 @@ def test_linalg_error_class_is_torchscripts():
     assert type(raised.value) is RuntimeError
 
 
+def test_assertion_error_class_is_torchscripts():
+    """TorchScript compiles `assert c, msg` and `raise AssertionError(msg)`
+    to a raise of "AssertionError: msg" that loses the class: plain
+    TorchScript, no jitamp, no autocast."""
+    def asserts(x: torch.Tensor) -> torch.Tensor:
+        assert bool(x.sum() < 0.0), "too large"
+        return x
+
+    def raises(x: torch.Tensor) -> torch.Tensor:
+        if bool(x.sum() > 0.0):
+            raise AssertionError("too large")
+        return x
+
+    for fn in (asserts, raises):
+        with pytest.raises(AssertionError, match="^too large"):  # (pytest rewrites eager's assert)
+            fn(torch.ones(2))
+        with pytest.raises(torch.jit.Error) as raised:
+            oracle.script_without_jitamp(fn)(torch.ones(2))
+        assert str(raised.value).rstrip().endswith("RuntimeError: AssertionError: too large"), raised.value
+
+
+class _LinearThenSvdvals(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor, half: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+        v = x.half() if half else x
+        y = self.lin(v)  # float16 input, float32 weight: raises
+        s = torch.linalg.svdvals(v)  # no float16 kernel: raises too
+        return y, s
+
+
+def test_profiling_plan_raises_a_later_ops_error_first_in_plain_torchscript():
+    """The profiling executor's optimized plan (from the third call) runs
+    svdvals, which its symbolic autodiff leaves out of the differentiable
+    subgraph, before the linear that eager (and the first calls) reach
+    first: plain TorchScript, no jitamp, no autocast. The fuzzer's seed
+    112603, index 6771 is this under jitamp scopes (where plain TorchScript
+    is no reference); the runner does not label it yet."""
+    x = torch.randn(4, 4)
+    scripted = oracle.script_without_jitamp(_LinearThenSvdvals())
+    with pytest.raises(RuntimeError, match="mat1 and mat2 must have the same dtype"):
+        _LinearThenSvdvals()(x, True)
+    errors = []
+    for call in range(1, 5):
+        try:
+            scripted(x, call % 2 == 1)
+        except (RuntimeError, NotImplementedError) as error:
+            errors.append(str(error).splitlines()[-1])
+    assert "mat1 and mat2 must have the same dtype" in errors[0], errors
+    assert "not implemented for 'Half'" in errors[1], errors
+
+
 @pytest.mark.skipif(not __import__("jitamp._library", fromlist=["x"]).EAGER_ENTER_RETURNS_NONE,
                     reason="needs torch < 2.5, where eager binds `with ... as ac` to None")
 def test_finding5_as_none_after_save_load():
@@ -724,6 +778,9 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("torchscript_profiling_out_grad_before_out_dtype.py", "known:profiling-out-grad"),
     ("torchscript_softmax_formula_empty_scope.py", "known:profiling-plain-torchscript"),
     ("torchscript_frozen_dead_mm_in_a_forked_callee.py", "known:dead-code"),
+    ("torchscript_assert_error_class.py", "known:torchscript-error-class"),
+    ("torchscript_fork_backward_dtype_error_order.py", "known:fork-grad-order"),
+    ("torchscript_raise_assertion_error_class.py", "known:torchscript-error-class"),
 ])
 def test_torchscript_and_frozen_differences_recognized(name, kind):
     """A scope only in a helper nothing calls leaves plain TorchScript a
@@ -843,7 +900,7 @@ def test_out_softmax_with_grad_fails_plain_torchscript_where_eager_runs_on(tmp_p
     from jitamp.fuzz.runner import load_source, unload
 
     source = """
-from typing import List
+from typing import List, Tuple
 import torch
 import torch.nn.functional as F
 def f(x0: torch.Tensor, flag: bool):
@@ -877,7 +934,7 @@ def test_profiling_plan_raises_out_grad_before_the_out_dtype_check(tmp_path):
     out= error, where eager's op raises its out dtype check (what the
     runner's known:profiling-out-grad recognizes)."""
     source = """
-from typing import List
+from typing import List, Tuple
 import torch
 def f(a: torch.Tensor, b: torch.Tensor, flag: bool):
     sink: List[torch.Tensor] = []

@@ -24,7 +24,8 @@ torch.cuda.amp.autocast, `@torch.autocast` on helpers), nested up to 3
 deep, with `enabled=`/`dtype=`/`cache_enabled=` as constants, arguments and
 computed values, cpu and cuda (and a device-type argument), `as` names,
 pre-built and conditionally chosen objects, re-entry; if/else, for, while,
-break/continue, early return; helpers (plain, `@torch.jit.script`,
+break/continue, early return, `raise` and `assert`; autocast state
+queries; helpers (plain, `@torch.jit.script`,
 `@torch.jit.ignore`), `torch.jit.fork`/`wait`; inputs float32, bfloat16,
 float16, float64, int64, with and without requires_grad; called plainly, in
 an eager autocast of either dtype, a disabled one, under no_grad or under
@@ -97,9 +98,11 @@ the graph its executors run: csrc/jit_autocast/pipeline/pipeline.h.)
 
 Not covered yet: CUDA tensors (no GPU here: cuda scopes are generated but
 disabled), shapes other than [4, 4] and broadcasting between shapes,
-complex dtypes, dicts/tuples/classes as values, `raise`/assert statements,
-optimize_for_inference, frozen models with gradients (frozen weights are
-constants), threads, `jitamp.add_autocast`, more of the fp32 and promote rows
-(linalg, fft variants, pooling, grid_sample, rnn cells), integer/bool
-scalars as op arguments from computed values.
+complex dtypes, dicts/tuples/classes as values, optimize_for_inference,
+frozen models with gradients (frozen weights are constants), threads,
+`jitamp.add_autocast`, the fp32 rows of linalg decompositions (qr, svd,
+eig, lstsq, ...) and of rnn cells, integer/bool scalars as op arguments
+from computed values. (Covered since issue 41/42: autocast state queries,
+`raise` and `assert` statements, pooling, grid_sample, more losses,
+linalg.solve/svdvals, fft2/ifft, nanquantile.)
 """

@@ -96,6 +96,23 @@ OPS: list[Op] = [
     Op("aten::cross_entropy_loss", "fp32", 3, "F.cross_entropy({a}, torch.softmax({b}, 1)) + {c}"),
     Op("aten::margin_ranking_loss", "fp32", 3, "F.margin_ranking_loss({a}, {b}, {c}, reduction='none')"),
     Op("aten::soft_margin_loss", "fp32", 3, "F.soft_margin_loss({a}, {b}) * {c}"),
+    Op("aten::avg_pool3d", "fp32", 1, "F.avg_pool3d({a}.reshape(1, 1, 1, 4, 4), [1, 3, 3], 1, [0, 1, 1]).reshape(4, 4)"),
+    Op("aten::max_pool3d", "fp32", 1, "F.max_pool3d({a}.reshape(1, 1, 1, 4, 4), [1, 3, 3], 1, [0, 1, 1]).reshape(4, 4)"),
+    Op("aten::grid_sampler", "fp32", 2,
+       "F.grid_sample({a}.reshape(1, 1, 4, 4), torch.tanh({b}).reshape(1, 4, 2, 2), align_corners=False)"
+       ".reshape(4, 2).repeat(1, 2)"),
+    Op("aten::cosine_embedding_loss", "fp32", 3,
+       "F.cosine_embedding_loss({a}, {b}, torch.sign({c}[0]), reduction='none').unsqueeze(1) + {c}"),
+    Op("aten::hinge_embedding_loss", "fp32", 2, "F.hinge_embedding_loss({a}, torch.sign({b}), reduction='none')"),
+    Op("aten::multi_margin_loss", "fp32", 2,
+       "F.multi_margin_loss({a}, torch.tensor([0, 1, 2, 3]), reduction='none').unsqueeze(1) + {b}"),
+    Op("aten::triplet_margin_loss", "fp32", 3, "F.triplet_margin_loss({a}, {b}, {c}, reduction='none').unsqueeze(1) * {c}"),
+    Op("aten::poisson_nll_loss", "fp32", 2, "F.poisson_nll_loss({a}, {b}.abs(), reduction='none')"),
+    Op("aten::linalg_solve", "fp32", 2, "torch.linalg.solve({a} + torch.eye(4, dtype={a}.dtype) * 4.0, {b})"),
+    Op("aten::linalg_svdvals", "fp32", 2, "torch.linalg.svdvals({a}).unsqueeze(1) + {b}"),
+    Op("aten::fft_ifft", "fp32", 1, "torch.fft.ifft({a}).abs()"),
+    Op("aten::fft_fft2", "fp32", 1, "torch.fft.fft2({a}).abs()"),
+    Op("aten::nanquantile.scalar", "fp32", 2, "torch.nanquantile({a}, 0.25, dim=1, keepdim=True) + {b}"),
     # promote
     Op("aten::cat", "promote", 2, "torch.cat([{a}, {b}], 1)[:, 2:6]", fresh=False),
     Op("aten::cat", "promote", 3, "torch.cat([{a}[:1], {b}[:2], {c}[:1]], 0)"),
@@ -468,6 +485,8 @@ class Generator:
                 nodes.append(Block(f"if {self.cond(env)}:", [Line(self.return_line(env), fixed=True)]))
             elif r < 0.95 and self.callables:
                 nodes.append(self.call(env))
+            elif r < 0.965:
+                nodes.append(self.raising(env))
             elif ctx.scopes < 3 and acs:
                 self.features.add("autocast:re-entry")
                 nodes.extend(self.with_block(env, ctx, acs, reuse=self.pick(acs)))
@@ -496,6 +515,18 @@ class Generator:
         target = self.pick(targets)
         target.written = True
         return Line(op.fmt.format(t=target.name, a=a, b=b, c=c))
+
+    def raising(self, env: list[Var]) -> Line | Block:
+        """A `raise` under a condition, or an `assert`: where a value
+        decides whether the call fails (eager's exception against the
+        scripted one's class and message)."""
+        v = self.pick(env).name
+        if self.chance(0.5):
+            self.features.add("control:raise")
+            cls = self.pick(["ValueError", "RuntimeError", "AssertionError"])
+            return Block(f"if bool({v}.sum() > 4.0):", [Line(f"raise {cls}('fuzz: {v} too large')", fixed=True)])
+        self.features.add("control:assert")
+        return Line(f"assert bool({v}.abs().max() < 8.0), 'fuzz: {v} out of range'", fixed=True)
 
     def cond(self, env: list[Var]) -> str:
         choices = [f"bool({self.pick(env).name}.sum() > 0)"]
