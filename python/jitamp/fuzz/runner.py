@@ -351,8 +351,8 @@ def _compare_frozen(obj, scripted, module, source, directory, stem,
 
 def _frozen_equals_eager_uncached(obj, frozen, module) -> bool:
     """Whether the frozen model equals eager with eager's cast cache off
-    (both sides called with the cache flag off, and eager's scopes entered
-    with it off, whatever they ask). Eager's cache serves leaves that
+    (eager called with the cache flag off, and its scopes entered with it
+    off, whatever they ask). Eager's cache serves leaves that
     require grad; a frozen model's weights are constants, which it never
     serves: where eager's module hands a scope of one dtype a weight's cast
     made under another (a scope nested in a region of another dtype, or
@@ -364,7 +364,7 @@ def _frozen_equals_eager_uncached(obj, frozen, module) -> bool:
     autocast = torch.amp.autocast_mode.autocast
     enter, leave, query = autocast.__enter__, autocast.__exit__, torch.is_autocast_cache_enabled
     was = query()
-    asked: list[bool] = [was]  # the flag the caller and each open scope asked for
+    asked: list[bool] = [was]  # the flag of the caller (the frozen side's) and of each open eager scope
 
     def enter_uncached(self):
         asked.append(self._cache_enabled)
@@ -379,6 +379,8 @@ def _frozen_equals_eager_uncached(obj, frozen, module) -> bool:
         return leave(self, *exc)
 
     def eager_uncached(*args):
+        asked[0] = query()
+        torch.set_autocast_cache_enabled(False)
         patches = _patches.Installed([
             _patches.Replace(autocast, "__enter__", lambda _: enter_uncached),
             _patches.Replace(autocast, "__exit__", lambda _: leave_uncached),
@@ -388,15 +390,22 @@ def _frozen_equals_eager_uncached(obj, frozen, module) -> bool:
             return obj(*args)
         finally:
             patches.uninstall()
+            torch.set_autocast_cache_enabled(asked[0])
             del asked[1:]
-    torch.set_autocast_cache_enabled(False)
-    try:
-        _compare(eager_uncached, frozen, module, frozen=True)
-    except AssertionError:
-        return False
-    finally:
-        torch.set_autocast_cache_enabled(was)
-    return True
+    # The frozen model called with the flag as the caller set it, or off
+    # too: its own scopes' casts of constants never use the cache, but a
+    # scope that does not say (cache_enabled=None) takes the caller's flag,
+    # which its queries read (either may be what eager's uncached run is).
+    for frozen_flag in (was, False):
+        torch.set_autocast_cache_enabled(frozen_flag)
+        try:
+            _compare(eager_uncached, frozen, module, frozen=True)
+            return True
+        except AssertionError:
+            pass
+        finally:
+            torch.set_autocast_cache_enabled(was)
+    return False
 
 
 def _saved_and_loaded(model: Any) -> Any:
