@@ -158,6 +158,7 @@ def test_every_reproducer_is_named_by_the_scheme_and_run_here():
     "jitamp_stale_cache_under_no_grad.py",
     "jitamp_pooled_constants_at_load.py",
     "jitamp_uncached_record_outlives_eager_cache.py",
+    "jitamp_forked_first_cast_under_no_grad.py",
 ])
 def test_finding_fixed(name):
     result = _run(name)

@@ -25,6 +25,7 @@
 #include "ops/cast_ops.h"
 
 #include <array>
+#include <mutex>
 
 namespace jitamp {
 
@@ -139,7 +140,9 @@ bool probeEagerCastOrder() {
 
 // The weights (what eager's cache keeps) that no-grad casts copied without
 // the cache since eager's cache was last cleared, with the dtype of that
-// copy: the last kSlots of this thread. A weight met again (in a loop, or
+// copy: the last kSlots of the process, shared by all threads as eager's
+// cache is (a forked task runs on another thread: its first cast of a
+// weight is the caller's first cast too; fuzz seed 112605, index 19372). A weight met again (in a loop, or
 // used twice) is cast through the cache from then on, so it is copied at
 // most twice per region instead of at every use; met under another lower
 // precision, the record says which cast eager's cache would hold
@@ -159,9 +162,10 @@ class UncachedCasts {
   // The dtype `impl` was copied to uncached, if it was since eager's cache
   // was last cleared.
   std::optional<at::ScalarType> find(const c10::TensorImpl* impl) {
+    std::lock_guard<std::mutex> lock(mutex_);
     if (marker_.defined() &&
         markerCast().unsafeGetTensorImpl() != marker_.unsafeGetTensorImpl()) {
-      forget(); // eager's cache was cleared since the records were made
+      forgetLocked(); // eager's cache was cleared since the records were made
     }
     for (const auto& [seen, dtype] : records_) {
       if (seen == impl) {
@@ -172,6 +176,7 @@ class UncachedCasts {
   }
 
   void record(const c10::TensorImpl* impl, at::ScalarType dtype) {
+    std::lock_guard<std::mutex> lock(mutex_);
     if (!marker_.defined()) {
       marker_ = markerCast();
     }
@@ -180,24 +185,29 @@ class UncachedCasts {
   }
 
   void forget() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    forgetLocked();
+  }
+
+ private:
+  void forgetLocked() {
     records_.fill({nullptr, at::ScalarType::Undefined});
     next_ = 0;
     marker_ = Tensor();
   }
 
- private:
   // The marker's cast through eager's cache: the one cached, if any. Its
   // copy (one element, once per region) is bookkeeping, kept out of
   // profiles, where it would read as a cast of the model's.
   static Tensor markerCast() {
-    thread_local const Tensor marker =
+    static const Tensor* marker = new Tensor( // lives as long as the process
         at::zeros({1}, at::TensorOptions().dtype(at::kFloat))
-            .set_requires_grad(true);
+            .set_requires_grad(true));
     at::NoGradGuard no_grad;
     at::DisableRecordFunctionGuard unprofiled;
     return at::autocast::cached_cast(
         at::autocast::get_autocast_dtype(DeviceType::CPU),
-        marker,
+        *marker,
         DeviceType::CPU);
   }
 
@@ -206,11 +216,12 @@ class UncachedCasts {
       records_{};
   size_t next_ = 0;
   Tensor marker_;
+  std::mutex mutex_;
 };
 
 UncachedCasts& uncachedCasts() {
-  thread_local UncachedCasts casts;
-  return casts;
+  static UncachedCasts* casts = new UncachedCasts(); // never destroyed
+  return *casts;
 }
 
 // Eager's cached_cast, as the op's own autocast kernel meets it. The cache is
