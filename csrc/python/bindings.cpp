@@ -4,6 +4,7 @@
 #include "ir/graph_function_state.h"
 #include "ir/op_casts.h"
 #include "ir/policy_table.h"
+#include "ops/scope_ops.h"
 #include "passes/expose_static_casts_to_fuser.h"
 #include "passes/fold_static_casts.h"
 #include "passes/keep_addmm_whole.h"
@@ -14,11 +15,10 @@
 #include "passes/strip_static_scopes.h"
 #include "passes/wrap_in_autocast_scope.h"
 #include "pipeline/function_rewrite.h"
-#include "ops/scope_ops.h"
 #include "pipeline/pipeline.h"
 
-#include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/DynamicTypes.h>
+#include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/python/pybind_utils.h>
 #include <torch/csrc/jit/runtime/jit_exception.h>
 #include <torch/extension.h>

@@ -119,6 +119,16 @@ def rewrite(obj: Any, *, profiling_executor: bool = False) -> list[str]:
 _AUTOCAST_DTYPES = {torch.bfloat16: "bfloat16", torch.float16: "float16"}
 
 
+def has_autocast(device_type: str) -> bool:
+    """Eager's torch.amp.is_autocast_available, False for a string that
+    names no device type (what add_autocast and `jitamp convert --autocast`
+    accept)."""
+    try:
+        return torch.amp.is_autocast_available(device_type)
+    except RuntimeError:
+        return False
+
+
 def add_autocast(
     module: Any,
     device_type: str,
@@ -134,11 +144,7 @@ def add_autocast(
     under that eager autocast. Then rewrite(); returns what rewrite() does.
     Call it before the module's first call (`jitamp convert --autocast`
     does this to a saved model)."""
-    try:
-        has_autocast = torch.amp.is_autocast_available(device_type)
-    except RuntimeError:  # names no device type
-        has_autocast = False
-    if not has_autocast:
+    if not has_autocast(device_type):
         raise ValueError(f"device_type is a device type with autocast (cpu, cuda, xpu, ...; "
                          f"torch.amp.is_autocast_available), not {device_type!r}")
     if dtype not in _AUTOCAST_DTYPES:

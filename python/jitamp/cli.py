@@ -20,6 +20,7 @@ from typing import Any, Callable
 import torch
 
 from ._deprecation import torchscript_deprecation_ignored
+from .api import has_autocast
 
 
 class CliError(Exception):
@@ -544,21 +545,12 @@ def _join(texts: dict[str, str], headers: bool) -> str:
 _AUTOCAST_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
-def _has_autocast(device: str) -> bool:
-    """Eager's torch.amp.is_autocast_available, False for a string that
-    names no device type."""
-    try:
-        return torch.amp.is_autocast_available(device)
-    except RuntimeError:
-        return False
-
-
 def parse_autocast(spec: str) -> tuple[str, torch.dtype]:
     """'cpu:bfloat16' -> ("cpu", torch.bfloat16). DEVICE: any device type
     eager's autocast takes (torch.amp.is_autocast_available), a renamed
     PrivateUse1 backend's name included once its module is imported."""
     device, sep, dtype = spec.partition(":")
-    if not sep or not _has_autocast(device) or dtype not in _AUTOCAST_DTYPES:
+    if not sep or not has_autocast(device) or dtype not in _AUTOCAST_DTYPES:
         raise CliError(
             f"bad --autocast '{spec}': expected DEVICE:DTYPE with DEVICE a device type with "
             "autocast (cpu, cuda, xpu, mps, hpu, ...; a backend's own name after --import of "
@@ -615,7 +607,7 @@ def _other_device_table(device: str) -> str:
     registered on its autocast key."""
     if device in ("cpu", "cuda"):
         raise CliError(f"--device {device}: the table without --device shows cpu and cuda")
-    if not _has_autocast(device):
+    if not has_autocast(device):
         raise CliError(f"--device {device}: not a device type with autocast "
                        "(torch.amp.is_autocast_available); a backend's own name needs --import of its module")
     name = "privateuseone" if device == torch._C._get_privateuse1_backend_name() else device

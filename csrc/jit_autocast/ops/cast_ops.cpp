@@ -142,8 +142,9 @@ bool probeEagerCastOrder() {
 // the cache since eager's cache was last cleared, with the dtype of that
 // copy: the last kSlots of the process, shared by all threads as eager's
 // cache is (a forked task runs on another thread: its first cast of a
-// weight is the caller's first cast too; fuzz seed 112605, index 19372). A weight met again (in a loop, or
-// used twice) is cast through the cache from then on, so it is copied at
+// weight is the caller's first cast too; fuzz finding 23). A weight met
+// again (in a loop, or used twice) is cast through the cache from then on,
+// so it is copied at
 // most twice per region instead of at every use; met under another lower
 // precision, the record says which cast eager's cache would hold
 // (keepInEagerCache). So a record must not outlive eager's cache: a jitamp

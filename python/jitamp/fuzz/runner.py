@@ -1000,9 +1000,9 @@ def known_difference(message: str, profiling: bool = False) -> str | None:
     # too: tests/test_fuzz_regressions.py), which a fork wraps once more
     # (RuntimeError), and which eager meets as it is where it calls a
     # `@torch.jit.script` helper.
-    if eager and scripted and _assertion(message, "eager") is not None:
-        if _assertion(message, "eager") == _assertion(message, "scripted"):
-            return "known:torchscript-error-class"
+    assertion = _assertion(message, "eager") if eager and scripted else None
+    if assertion is not None and assertion == _assertion(message, "scripted"):
+        return "known:torchscript-error-class"
     if eager and scripted and "modified by an inplace operation" in eager:
         # eager's `x * 2.0` is aten::mul.Tensor (MulBackward0), TorchScript's
         # aten::mul.Scalar (MulBackward1): the error names the node
