@@ -37,6 +37,14 @@ PYBIND11_MODULE(_C, m) {
       "Rewrite one graph in place; returns whether it changed.");
 
   m.def(
+      "export_graph",
+      [](const std::shared_ptr<torch::jit::Graph>& graph) {
+        jitamp::ExportGraph(graph);
+      },
+      py::arg("graph"),
+      "The export pipeline on a frozen copy's inlined graph, in place.");
+
+  m.def(
       "set_eager_enter_result",
       [](bool is_none, std::string error_class, std::string error_message) {
         jitamp::SetEagerEnterResult(jitamp::EagerEnterResult{

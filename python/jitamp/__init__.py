@@ -12,16 +12,19 @@ gives a module whose source has no autocast mixed precision, as if its
 forward were inside `with torch.autocast(...)`. `jitamp.freeze(module)` (or
 torch.jit.freeze of a rewritten module) casts frozen weights once where the
 scope's autocast state is static. `jitamp.library_path()` is the op library
-a C++ host links or preloads (README, "C++ deployment").
+a C++ host links or preloads (README, "C++ deployment"). `jitamp.export(model,
+args)` makes a scripted or loaded model a torch.export ExportedProgram whose
+autocast regions are torch.export's own (README, "Moving to torch.export").
 """
 from . import _patches
 from ._library import _C  # noqa: F401  (registers the jitamp ops)
 from ._library import library_path
+from ._export import ExportError, export
 from .api import add_autocast, disable, enable, freeze, is_enabled, load, rewrite
 from .passes import rewrite_graph
 
 _patches.install_at_import()  # what `import jitamp` changes in torch: see _patches.py
 
 __all__ = ["enable", "disable", "is_enabled", "load", "rewrite", "add_autocast", "freeze", "rewrite_graph",
-           "library_path"]
+           "library_path", "export", "ExportError"]
 __version__ = "0.1.0"

@@ -102,6 +102,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the executor's optimized graph after a few runs on --example-inputs",
     )
+    which.add_argument(
+        "--export",
+        action="store_true",
+        help="the forward graph jitamp.export converts (inlined, frozen, each scope's arguments "
+        "explicit, no smart casts)",
+    )
     methods = dump.add_mutually_exclusive_group()
     methods.add_argument("--method", metavar="NAME", help="the module method to dump (default: forward)")
     methods.add_argument("--all-methods", action="store_true", help="every method of the module")
@@ -141,6 +147,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_library_flags(convert)
     _add_common_flags(convert, profiling_help="run OUT.pt on TorchScript's profiling executor (see jitamp.enable)")
+
+    export = sub.add_parser(
+        "export",
+        help="a saved TorchScript model as a torch.export program, autocast regions kept",
+        description="Load a saved TorchScript model (scripted with or without jitamp, or converted), "
+        "export its forward with torch.export, each autocast scope as torch.export's autocast region "
+        "(jitamp.export), and write it with torch.export.save.",
+        epilog="example:\n  python -c \"import torch; torch.save((torch.randn(4, 8),), 'args.pt')\"\n"
+        "  jitamp export model.pt args.pt model.pt2\n\n"
+        "OUT.pt2 loads with torch.export.load and needs no jitamp.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    export.add_argument("input", metavar="IN.pt")
+    export.add_argument("example_args", metavar="ARGS.pt",
+                        help="the example inputs: a torch.save'd tuple (or one tensor)")
+    export.add_argument("output", metavar="OUT.pt2")
+    _add_library_flags(export)
+    _add_common_flags(export)
 
     table = sub.add_parser(
         "table",
@@ -466,6 +490,12 @@ def dump(args: argparse.Namespace) -> str:
             return _join(before_text, args.all_methods)
 
     after = target.make_scripted(True)
+    if args.export:
+        if args.method not in (None, "forward") or args.all_methods:
+            raise CliError("--export shows forward, the method jitamp.export converts")
+        from ._export import export_graph
+
+        return render(export_graph(after), inline=False, source=args.source)
     after_text: dict[str, str] = {}
     for name, fn in _functions(after, args.method, args.all_methods):
         if args.optimized:
@@ -593,6 +623,37 @@ def convert(args: argparse.Namespace) -> str:
     return f"wrote {args.output}{done} (load it with torch.jit.load after `import jitamp`, or jitamp.load)\n"
 
 
+def export(args: argparse.Namespace) -> str:
+    loaded = _saved_target(args.input).make_scripted(False)
+    if not os.path.isfile(args.example_args):
+        raise CliError(f"no such file: {args.example_args}")
+    try:
+        example = torch.load(args.example_args)
+    except Exception as error:
+        raise CliError(f"cannot load {args.example_args} with torch.load: {_first_line(error)}") from error
+    if isinstance(example, list):
+        example = tuple(example)
+    elif not isinstance(example, tuple):
+        example = (example,)
+    import jitamp
+
+    try:
+        program = jitamp.export(loaded, example)
+    except jitamp.ExportError as error:
+        raise CliError(f"cannot export {args.input}: {str(error).split(': ', 1)[1]}") from error
+    except Exception as error:
+        raise CliError(f"cannot export {args.input}: {_first_line(error)}") from error
+    try:
+        torch.export.save(program, args.output)
+    except Exception as error:
+        raise CliError(f"cannot save {args.output}: {_first_line(error)}") from error
+    regions = sum(node.target is torch.ops.higher_order.wrap_with_autocast
+                  for module in program.graph_module.modules() if isinstance(module, torch.fx.GraphModule)
+                  for node in module.graph.nodes)
+    return (f"wrote {args.output}: {regions} autocast region{'' if regions == 1 else 's'} "
+            f"(load it with torch.export.load; it needs no jitamp)\n")
+
+
 # The dispatch key of each device type's autocast kernels (by the name
 # c10::DeviceType prints; PrivateUse1 under any name its backend gives it).
 _AUTOCAST_KEYS = {"xpu": "AutocastXPU", "ipu": "AutocastIPU", "hpu": "AutocastHPU", "xla": "AutocastXLA",
@@ -682,6 +743,8 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.write(dump(args))
         elif args.command == "convert":
             sys.stdout.write(convert(args))
+        elif args.command == "export":
+            sys.stdout.write(export(args))
         elif args.command == "table":
             sys.stdout.write(table(args))
         elif args.command == "library":

@@ -6,6 +6,7 @@
 #include "ir/graph_function_state.h"
 #include "ir/jitamp_ir.h"
 #include "passes/carry_autocast_into_tasks.h"
+#include "passes/explicit_scopes_for_export.h"
 #include "passes/expose_static_casts_to_fuser.h"
 #include "passes/fold_static_casts.h"
 #include "passes/hoist_loop_casts.h"
@@ -35,6 +36,7 @@
 #include <torch/csrc/jit/jit_log.h>
 #include <torch/csrc/jit/passes/constant_pooling.h>
 #include <torch/csrc/jit/passes/constant_propagation.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/passes/pass_manager.h>
 
@@ -152,6 +154,20 @@ const Steps& profilingPlanSteps() {
        onGraph<IgnoreAmpInFallbacks>},
       {"use_scope_ops_of_plans", "passes/use_scope_ops_of_plans.h",
        onGraph<UseScopeOpsOfPlans>},
+  };
+  return steps;
+}
+
+// jitamp.export's graph (a frozen copy's method, inlined): regions as
+// torch.export takes them, the autocast objects' checks folded away.
+const Steps& exportSteps() {
+  static const Steps steps = {
+      {"explicit_scopes_for_export", "passes/explicit_scopes_for_export.h",
+       onGraph<ExplicitScopesForExport>},
+      {"constant_propagation", "torch/csrc/jit/passes/constant_propagation.h",
+       [](GraphRun& run) { return ConstantPropagation(run.graph); }},
+      {"eliminate_dead_code", "torch/csrc/jit/passes/dead_code_elimination.h",
+       [](GraphRun& run) { return EliminateDeadCode(run.graph), true; }},
   };
   return steps;
 }
@@ -353,6 +369,7 @@ const std::vector<std::pair<const char*, const Steps*>>& graphPipelines() {
       {"preoptimize", &preoptimizeSteps()},
       {"simple_executor_plan", &simplePlanSteps()},
       {"profiling_executor_plan", &profilingPlanSteps()},
+      {"export", &exportSteps()},
   };
   return all;
 }
@@ -386,6 +403,11 @@ std::shared_ptr<Graph> SimpleExecutorPlan(const std::shared_ptr<Graph>& plan) {
   GraphRun run(plan->copy());
   runSteps(simplePlanSteps(), run);
   return run.graph;
+}
+
+void ExportGraph(const std::shared_ptr<Graph>& graph) {
+  GraphRun run(graph);
+  runSteps(exportSteps(), run);
 }
 
 void ProfilingExecutorPlan(const std::shared_ptr<Graph>& plan) {

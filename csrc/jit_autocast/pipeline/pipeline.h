@@ -38,6 +38,10 @@ std::shared_ptr<torch::jit::Graph> SimpleExecutorPlan(
 // profiling executor (which callers then inline).
 void ProfilingExecutorPlan(const std::shared_ptr<torch::jit::Graph>& plan);
 
+// "export": edits `graph`, the inlined forward of a frozen copy of a
+// rewritten module, in place for jitamp.export (explicit_scopes_for_export.h).
+void ExportGraph(const std::shared_ptr<torch::jit::Graph>& graph);
+
 // "freeze": after torch.jit.freeze of a rewritten module (every method of
 // the module and its submodules). Throws if a graph it would change has
 // already run. Returns the qualified names of the methods whose casts it

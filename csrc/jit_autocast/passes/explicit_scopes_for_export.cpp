@@ -1,0 +1,134 @@
+#include "passes/explicit_scopes_for_export.h"
+
+#include "ir/block_walk.h"
+#include "ir/jitamp_ir.h"
+#include "ir/static_scopes.h"
+
+#include <torch/csrc/jit/ir/ir.h>
+
+#include <vector>
+
+namespace jitamp {
+
+using namespace torch::jit;
+
+namespace {
+
+bool isCastOrBarrier(const Node* node) {
+  return isSmartCast(node) || node->kind() == ops::kDependent ||
+      node->kind() == ops::kToFp16BeforeLoop;
+}
+
+// Every cast form returns, in order, its first inputs (a list cast: the
+// list).
+void removeCast(Node* cast) {
+  for (size_t i = 0; i < cast->outputs().size(); ++i) {
+    cast->output(i)->replaceAllUsesWith(cast->input(i));
+  }
+  cast->destroy();
+}
+
+// What the source passed as cache_enabled: the input of the
+// autocast_cache_enabled op whose result was set on the object, or None.
+Value* cacheArgument(Value* object, Graph& graph) {
+  Value* recorded = static_scopes_detail::setOnce(
+      object, "_jitamp_cache_enabled", object->node()->owningBlock());
+  if (recorded != nullptr && recorded->node()->kind() == ops::kCacheEnabled) {
+    return recorded->node()->input(0);
+  }
+  return graph.insertNode(graph.createNone())->output();
+}
+
+// Replaces `enter` (autocast_enter of an object) by autocast_enter.args.
+// Returns false where the object is not made and set once in its block.
+bool explicitEnter(Node* enter) {
+  const auto args = static_scopes_detail::enterArgs(enter);
+  if (args.device == nullptr || args.dtype == nullptr ||
+      args.enabled == nullptr) {
+    return false;
+  }
+  Graph& graph = *enter->owningGraph();
+  Value* object = enter->input(0);
+  WithInsertPoint before(enter);
+  Value* cache = cacheArgument(object, graph);
+  Node* with_args = graph.insertNode(graph.create(
+      ops::kEnter, {args.device, args.dtype, args.enabled, cache}, 2));
+  with_args->setSourceRange(object->node()->sourceRange());
+  for (size_t i = 0; i < 2; ++i) {
+    with_args->output(i)->setType(enter->output(i)->type());
+    enter->output(i)->replaceAllUsesWith(with_args->output(i));
+  }
+  enter->destroy();
+
+  // Reads of the object read what it was set to; then it goes, with what
+  // only it read, if nothing else uses it.
+  std::vector<Node*> setters;
+  bool escapes = false;
+  for (const Use& use : object->uses()) {
+    Node* user = use.user;
+    if (user->kind() == prim::GetAttr) {
+      if (Value* value = static_scopes_detail::setOnce(
+              object, user->s(attr::name).c_str(),
+              object->node()->owningBlock())) {
+        user->output()->replaceAllUsesWith(value);
+        continue;
+      }
+      escapes = true;
+    } else if (user->kind() == prim::SetAttr) {
+      setters.push_back(user);
+    } else {
+      escapes = true;
+    }
+  }
+  std::vector<Node*> unread;
+  for (const Use& use : object->uses()) {
+    if (use.user->kind() == prim::GetAttr && !use.user->output()->hasUses()) {
+      unread.push_back(use.user);
+    }
+  }
+  for (Node* read : unread) {
+    read->destroy();
+  }
+  if (escapes || object->uses().size() != setters.size()) {
+    return true;
+  }
+  for (Node* setter : setters) {
+    Node* value = setter->input(1)->node();
+    setter->destroy();
+    if (value->kind() == ops::kCacheEnabled && !value->output()->hasUses()) {
+      value->destroy();
+    }
+  }
+  object->node()->destroy();
+  return true;
+}
+
+} // namespace
+
+bool ExplicitScopesForExport(const std::shared_ptr<Graph>& graph) {
+  bool changed = false;
+  std::vector<Node*> enters;
+  std::vector<Node*> tokens;
+  forEachNode(graph->block(), [&](Node* node) {
+    if (isCastOrBarrier(node)) {
+      removeCast(node);
+      changed = true;
+    } else if (node->kind() == ops::kEnter && node->inputs().size() == 1) {
+      enters.push_back(node);
+    } else if (node->kind() == ops::kCallerRegion) {
+      tokens.push_back(node);
+    }
+  });
+  for (Node* enter : enters) {
+    changed |= explicitEnter(enter);
+  }
+  for (Node* token : tokens) {
+    if (!token->output()->hasUses()) {
+      token->destroy();
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+} // namespace jitamp

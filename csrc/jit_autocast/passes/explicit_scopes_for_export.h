@@ -1,0 +1,30 @@
+// Pass (export pipeline): a frozen, rewritten graph as torch.export takes
+// its autocast regions: each scope's enter op with its arguments as inputs,
+// no smart casts (docs/exporting.md).
+#pragma once
+
+#include <memory>
+
+namespace torch::jit {
+struct Graph;
+} // namespace torch::jit
+
+namespace jitamp {
+
+// In `graph` (inlined; jitamp.export runs it on a frozen copy):
+//  - every smart cast and fold barrier is removed, its results replaced by
+//    its inputs: in the exported program each region runs under eager's
+//    autocast (torch.export's wrap_with_autocast), whose kernels cast as
+//    the smart casts would;
+//  - `autocast_enter(object)` of an autocast object made and set once in
+//    its block (static_scopes.h) becomes `autocast_enter.args(device_type,
+//    dtype, enabled, cache_enabled)` with the values the object was set
+//    to (cache_enabled: what the source passed, None where it passed
+//    nothing), attribute reads of the object read those values, and the
+//    object is gone where nothing else uses it;
+//  - caller-region tokens and cache-flag ops nothing reads are removed.
+// An enter op whose object escapes stays as it is (jitamp.export names it).
+// Does not enter fork subgraphs. Returns whether it changed the graph.
+bool ExplicitScopesForExport(const std::shared_ptr<torch::jit::Graph>& graph);
+
+} // namespace jitamp

@@ -1,0 +1,403 @@
+"""jitamp.export (issue 43): scripted and loaded models with autocast scopes
+as torch.export programs whose regions are torch.export's own, checked
+against eager autocast (outputs, dtypes, bitwise values, gradients) through
+ep.module(), torch.export.save / load, and the `jitamp export` command."""
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from typing import Optional
+
+import pytest
+import torch
+from torch import Tensor, nn
+
+import jitamp
+from oracle import assert_same, autocast_state, clone_args, cpu_autocast, script, script_without_jitamp, torchscript_deprecation_ignored
+import test_architectures as architectures
+
+
+def _export_available() -> bool:
+    try:
+        from torch._export import converter  # noqa: F401
+        from torch._higher_order_ops.wrap import wrap_with_autocast  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+EXPORT = _export_available()
+pytestmark = [
+    # torch's own, from torch.export and Inductor
+    pytest.mark.filterwarnings(r"ignore:`isinstance\(treespec, LeafSpec\)` is deprecated:FutureWarning"),
+    pytest.mark.filterwarnings("ignore:bf16 and fp16 are mixed in the scheduler node:UserWarning"),
+    pytest.mark.filterwarnings("ignore:'norm' was found in ScriptModule constants:UserWarning"),
+    pytest.mark.filterwarnings("ignore:jitamp.export. an autocast scope without dtype=:UserWarning"),
+    pytest.mark.skipif(not EXPORT, reason=f"torch {torch.__version__} has no torch.export autocast regions "
+                                          "(test_older_torch_gets_a_clear_error checks the error)"),
+]
+
+
+# ---------------------------------------------------------------------------
+# Scope shapes: each module's forward is the case; eager autocast is the oracle.
+
+class Simple(nn.Module):
+    """The issue's module: PyTorch's converter gives float32 here."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return self.fc(x).softmax(-1)
+
+
+class Nested(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = self.fc(x)
+            with torch.autocast("cpu", enabled=False):
+                z = torch.mm(y.float(), x.t())  # float32 inside the disabled scope
+            with torch.autocast("cpu", dtype=torch.float16):
+                w = torch.mm(z, z)
+            return torch.mm(w.float(), y.float()) + z.sum()
+
+
+class Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.float16):
+            return self.fc(x)
+
+
+class Submodules(nn.Module):
+    """A submodule with its own scope, called inside and outside a region."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner = Inner()
+        self.conv = nn.Conv1d(8, 8, 3, padding=1, bias=True)  # biased conv: the built-in crashes on it
+
+    def forward(self, x: Tensor) -> Tensor:
+        a = self.inner(x)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            b = self.conv(x.t().unsqueeze(0)).squeeze(0).t()
+            c = self.inner(b.float()) + a.float()
+        return c.relu() @ b.float().t()
+
+
+class DtypeLeftOut(nn.Module):
+    """dtype read when the region runs (the thread's CPU autocast dtype)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: Tensor) -> Tensor:
+        with torch.autocast("cpu"):
+            return self.fc(x).sigmoid()
+
+
+class Flags(nn.Module):
+    """Scope arguments from module attributes (constants once frozen),
+    cache_enabled=False."""
+
+    def __init__(self, use_amp: bool = True):
+        super().__init__()
+        self.use_amp = use_amp
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.use_amp, cache_enabled=False):
+            y = self.fc(x) * 2
+        return torch.log_softmax(y, -1)
+
+
+class EarlyReturn(nn.Module):
+    """A return inside the scope (TorchScript alone refuses it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = self.fc(x)
+            if x.size(0) > 2:
+                return torch.log_softmax(y, -1)
+            y = y * 2
+        return y
+
+
+class Decorated(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    @torch.autocast("cpu", dtype=torch.bfloat16)
+    def forward(self, x: Tensor) -> Tensor:
+        return torch.mm(self.fc(x), x.t())
+
+
+SHAPES = {
+    "simple": Simple,
+    "nested": Nested,
+    "submodules": Submodules,
+    "dtype_left_out": DtypeLeftOut,
+    "flags": Flags,
+    "flags_disabled": lambda: Flags(use_amp=False),
+    "decorated": Decorated,
+    "early_return": EarlyReturn,
+}
+# Scripted only with jitamp: TorchScript alone refuses a return inside a
+# with block (jitamp/_early_exits.py makes it scriptable) and compiles an
+# autocast-decorated method without its autocast.
+JITAMP_ONLY = {"early_return", "decorated"}
+
+
+def _model(name: str) -> nn.Module:
+    torch.manual_seed(0)
+    return SHAPES[name]()
+
+
+def _example() -> tuple[Tensor]:
+    return (torch.randn(4, 8, generator=torch.Generator().manual_seed(7)),)
+
+
+def _saved_and_loaded(scripted) -> torch.jit.ScriptModule:
+    buffer = io.BytesIO()
+    with torchscript_deprecation_ignored():
+        torch.jit.save(scripted, buffer)
+        buffer.seek(0)
+        return torch.jit.load(buffer)
+
+
+SCRIPTED_HOW = {
+    "jitamp": script,
+    "plain": script_without_jitamp,
+    "jitamp_loaded": lambda m: _saved_and_loaded(script(m)),
+    "plain_loaded": lambda m: _saved_and_loaded(script_without_jitamp(m)),
+}
+
+
+def _export_saved_and_loaded(program):
+    buffer = io.BytesIO()
+    torch.export.save(program, buffer)
+    buffer.seek(0)
+    return torch.export.load(buffer)
+
+
+def _check_inference(eager: nn.Module, program, args, outer: Optional[str] = None) -> None:
+    def under_outer(fn):
+        if outer is None:
+            return fn(*args)
+        with torch.autocast("cpu", dtype=getattr(torch, outer)):
+            return fn(*args)
+
+    with torch.no_grad():
+        expected = under_outer(eager)
+        for call in range(3):  # the program has no plans, but once is no proof
+            assert_same(expected, under_outer(program.module()), what=f"call {call + 1}")
+
+
+@pytest.mark.parametrize("how", SCRIPTED_HOW)
+@pytest.mark.parametrize("name", SHAPES)
+def test_scope_shapes_export_as_eager_runs(name, how):
+    if name in JITAMP_ONLY and how.startswith("plain"):
+        pytest.skip("TorchScript without jitamp cannot script this shape as eager runs it (JITAMP_ONLY)")
+    eager = _model(name).eval()
+    scripted = SCRIPTED_HOW[how](eager)
+    before = str(scripted.graph)
+    program = jitamp.export(scripted, _example())
+    assert str(scripted.graph) == before, "jitamp.export changed the model"
+    _check_inference(eager, program, _example())
+    _check_inference(eager, _export_saved_and_loaded(program), _example())
+
+
+@pytest.mark.parametrize("outer", ["bfloat16", "float16"])
+def test_callers_autocast_reaches_the_exported_program_as_it_reaches_eager(outer):
+    eager = _model("submodules").eval()
+    program = jitamp.export(script(eager), _example())
+    _check_inference(eager, program, _example(), outer=outer)
+
+
+def _regions(program) -> list:
+    return [node.args[:4] for module in program.graph_module.modules()
+            if isinstance(module, torch.fx.GraphModule) for node in module.graph.nodes
+            if node.target is torch.ops.higher_order.wrap_with_autocast]
+
+
+@pytest.mark.parametrize("name", ["simple", "nested", "submodules", "flags"])
+def test_the_regions_are_those_torch_export_makes_of_the_eager_module(name):
+    eager = _model(name).eval()
+    program = jitamp.export(script(eager), _example())
+    assert sorted(map(str, _regions(program))) == sorted(map(str, _regions(torch.export.export(eager, _example()))))
+    assert not any(node.op == "call_function" and "jitamp" in str(node.target)
+                   for module in program.graph_module.modules() if isinstance(module, torch.fx.GraphModule)
+                   for node in module.graph.nodes)
+
+
+# nested: two `y.float()` of one value, which freezing would merge into one
+# cast (the gradient through them then summed in another order).
+@pytest.mark.parametrize("name", ["simple", "flags", "early_return", "nested", "submodules"])
+def test_gradients_of_the_exported_program_are_eagers(name):
+    eager = _model(name).train()
+    args = _example()
+    program = jitamp.export(script(eager), args)
+    module = program.module()
+    sides = []
+    for fn, params in ((eager, dict(eager.named_parameters())), (module, dict(module.named_parameters()))):
+        (x,) = clone_args(args, requires_grad=True)
+        out = fn(x)
+        out.float().sum().backward()
+        sides.append((out, x.grad, {k: p.grad for k, p in sorted(params.items())}))
+        for p in params.values():
+            p.grad = None
+    (e_out, e_dx, e_grads), (p_out, p_dx, p_grads) = sides
+    assert_same(e_out, p_out)
+    assert_same(e_dx, p_dx, what="input gradient")
+    assert e_grads.keys() == p_grads.keys()
+    for key in e_grads:
+        assert_same(e_grads[key], p_grads[key], what=f"gradient of {key}")
+
+
+def test_a_model_converted_with_add_autocast_exports_its_region():
+    torch.manual_seed(0)
+    plain = nn.Sequential(nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 4)).eval()
+    converted = _saved_and_loaded(script_without_jitamp(plain))
+    jitamp.add_autocast(converted, "cpu", torch.bfloat16)
+    program = jitamp.export(_saved_and_loaded(converted), _example())
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        expected = plain(*_example())
+    with torch.no_grad():
+        assert_same(expected, program.module()(*_example()))
+
+
+@pytest.mark.parametrize("name", ["resnet", "mobilenet"])
+def test_real_architectures_export_as_eager_runs(name):
+    eager = architectures.build(name)
+    args = tuple(architectures.inputs(name))
+    program = jitamp.export(script(eager), args)
+    _check_inference(eager, program, args)
+
+
+@pytest.mark.parametrize("name", ["transformer", "lstm_lm", "segmentation"])
+def test_what_pytorchs_converter_cannot_convert_is_named_with_its_line(name):
+    """Not autocast's doing: the scope-free twin scripted without jitamp
+    fails in PyTorch's own converter (TS2EPConverter) too."""
+    from torch._export.converter import TS2EPConverter
+
+    args = tuple(architectures.inputs(name))
+    with pytest.raises(Exception):
+        TS2EPConverter(script_without_jitamp(architectures.build(name, plain=True)), args).convert()
+    state = autocast_state()
+    with pytest.raises(jitamp.ExportError, match=r"(?s)PyTorch's TorchScript converter|torch.export"):
+        jitamp.export(script(architectures.build(name)), args)
+    assert autocast_state() == state, "a failed export left the thread's autocast state changed"
+
+
+class RunTimeFlag(nn.Module):
+    def forward(self, x: Tensor, enabled: bool) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled):
+            return torch.mm(x, x)
+
+
+class Forked(nn.Module):
+    def forward(self, x: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            future = torch.jit.fork(torch.mm, x, x)
+            return torch.jit.wait(future)
+
+
+def test_a_scope_without_dtype_warns_which_dtype_its_region_runs_in():
+    with pytest.warns(UserWarning, match=r"(?s)without dtype= runs in torch.bfloat16.*test_export.py"):
+        jitamp.export(script(_model("dtype_left_out")), _example())
+
+
+def test_a_run_time_autocast_argument_is_refused_naming_its_line():
+    with pytest.raises(jitamp.ExportError, match=r"(?s)enabled is known only at run time.*test_export.py"):
+        jitamp.export(script(RunTimeFlag()), (torch.randn(4, 4), True))
+
+
+def test_a_fork_is_refused_naming_its_line():
+    with pytest.raises(jitamp.ExportError, match=r"(?s)no forks.*test_export.py"):
+        jitamp.export(script(Forked()), (torch.randn(4, 4),))
+
+
+def test_an_eager_module_is_refused():
+    with pytest.raises(TypeError, match="scripted or loaded"):
+        jitamp.export(Simple(), _example())
+
+
+def test_older_torch_gets_a_clear_error():
+    from jitamp import _export
+
+    if EXPORT:
+        assert _export._converter_class() is not None
+    else:
+        with pytest.raises(RuntimeError, match="wrap_with_autocast"):
+            jitamp.export(script(Simple()), _example())
+
+
+def test_cli_writes_a_program_that_loads_without_jitamp(tmp_path):
+    eager = _model("nested").eval()
+    with torchscript_deprecation_ignored():
+        torch.jit.save(script_without_jitamp(eager), str(tmp_path / "model.pt"))
+    torch.save(_example(), str(tmp_path / "args.pt"))
+    with torch.no_grad():
+        torch.save(eager(*_example()), str(tmp_path / "expected.pt"))
+    done = subprocess.run([sys.executable, "-m", "jitamp", "export", "model.pt", "args.pt", "model.pt2"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "3 autocast regions" in done.stdout
+    check = ("import torch\n"  # no jitamp
+             "ep = torch.export.load('model.pt2')\n"
+             "x, = torch.load('args.pt'); e = torch.load('expected.pt')\n"
+             "with torch.no_grad(): o = ep.module()(x)\n"
+             "assert o.dtype == e.dtype and torch.equal(o, e), (o.dtype, e.dtype)\n"
+             "import sys; assert 'jitamp' not in sys.modules\n")
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", check], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+
+
+def scope_in_a_function(x: Tensor, w: Tensor) -> Tensor:
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return torch.mm(x, w).relu()
+
+
+@pytest.mark.parametrize("how", ["jitamp", "plain"])
+def test_a_scripted_function_exports_as_eager_runs(how):
+    scripted = (script if how == "jitamp" else script_without_jitamp)(scope_in_a_function)
+    args = (torch.randn(4, 4), torch.randn(4, 4))
+    program = jitamp.export(scripted, args)
+    with torch.no_grad():
+        assert_same(scope_in_a_function(*args), program.module()(*args))
+
+
+@pytest.mark.parametrize("name", ["simple", "nested"])
+def test_aot_inductor_runs_the_program_as_it_runs_eager_modules_export(name, tmp_path):
+    """AOTInductor compiles the program's regions as it compiles those of
+    torch.export.export of the eager module: the same bits (bitwise eager
+    where Inductor keeps eager's kernels, as for simple; nested's fused
+    casts and matmuls differ from eager, for both alike)."""
+    eager = _model(name).eval()
+    outputs = []
+    for index, program in enumerate((jitamp.export(script(eager), _example()),
+                                     torch.export.export(eager, _example()))):
+        path = torch._inductor.aoti_compile_and_package(program, package_path=str(tmp_path / f"{index}.pt2"))
+        with torch.no_grad():
+            outputs.append(torch._inductor.aoti_load_package(path)(*_example()))
+    assert_same(outputs[1], outputs[0])
+    if name == "simple":
+        with torch.no_grad():
+            assert_same(eager(*_example()), outputs[0])
