@@ -9,8 +9,12 @@
 Everything runs in one process, interleaved (each repeat times every variant
 once, in turn), and reports medians over repeats. Per workload and variant:
 time per call, ratio against eager autocast and against the built-in JIT
-autocast, real cast copies (aten::_to_copy) per call, and the largest
-difference from eager autocast's output. Inference runs also time frozen
+autocast, and columns that do not depend on the machine: real cast copies
+(aten::_to_copy) per call, the elements they copy (`cast_elements`) and
+the ATen ops run (`aten_ops`, nested ones included); and the largest difference from eager
+autocast's output. The header and the JSON (`machine`) name the CPU and
+whether it does bf16 matmul in hardware (AMX, avx512_bf16) or emulates it:
+read a ratio with that in mind. Inference runs also time frozen
 models (torch.jit.freeze, with and without jitamp; jitamp.freeze(...,
 standalone=True) where it applies), `ratio_vs_best`: time over the best of
 eager autocast and the built-in (for frozen variants, the built-in's frozen
@@ -322,6 +326,11 @@ def workloads() -> list[Workload]:
         Workload("convnet", lambda: ConvNet().eval(), lambda: (_randn(8, 3, 32, 32),)),
         Workload("resnet50", lambda: ResNet50().eval(), lambda: (_randn(1, 3, 224, 224),), backward=False),
         Workload("gru_loop32", GRULoop, lambda: (_randn(32, 16, 128),)),
+        # batch 1 through 2048-wide layers: a weight's cast costs more than
+        # its matmul on every CPU (AMX or emulated bf16 alike), so casts and
+        # per-op overhead show
+        Workload("wide_linear_b1", lambda: ResidualMLP(2048, 2048, 2), lambda: (_randn(1, 2048),),
+                 backward=False),
         Workload("tiny_matmuls50", TinyMatmuls, lambda: (_randn(8, 8),), iters=5),
         Workload("mlp_autocast_off", MLPNoScope, lambda: (_randn(64, 256),), autocast_off=True, iters=5),
     ]
@@ -481,11 +490,17 @@ def _max_abs_diff(ours: list[torch.Tensor], reference: list[torch.Tensor]) -> fl
     return max((float((a.double() - b.double()).abs().max()) for a, b in zip(ours, reference)), default=0.0)
 
 
-def _count_cast_copies(fn, inputs, backward, module) -> int:
-    """Real dtype casts (aten::_to_copy) in one call, eager's or a script's."""
-    with torch.autograd.profiler.profile(use_kineto=False) as prof:
+def _count_per_call(fn, inputs, backward, module) -> dict[str, int]:
+    """Hardware-independent columns of one call, eager's or a script's, from
+    the profiler: real dtype casts (aten::_to_copy), the elements they copy,
+    and the ATen ops run (nested ones included)."""
+    with torch.autograd.profiler.profile(use_kineto=False, record_shapes=True) as prof:
         _step(fn, inputs, backward, module)
-    return sum(1 for e in prof.function_events if e.name == "aten::_to_copy")
+    casts = [e for e in prof.function_events if e.name == "aten::_to_copy"]
+    return {"cast_copies": len(casts),
+            "cast_elements": sum(math.prod(e.input_shapes[0]) if e.input_shapes and e.input_shapes[0] else 1
+                                 for e in casts),
+            "aten_ops": sum(1 for e in prof.function_events if e.name.startswith("aten::"))}
 
 
 def run_workload(w: Workload, repeats: int, backward: bool) -> dict[str, Any]:
@@ -524,7 +539,7 @@ def run_workload(w: Workload, repeats: int, backward: bool) -> dict[str, Any]:
             summary[name] = {"failed": r["failed"]}
             continue
         row = {"median_us": statistics.median(r["times"]) * 1e6}
-        row["cast_copies"] = _count_cast_copies(variants[name], inputs, backward, module)
+        row.update(_count_per_call(variants[name], inputs, backward, module))
         if ref_out is not None:
             row["max_abs_diff_vs_" + reference] = float((r["out"].double() - ref_out.double()).abs().max())
         ref_grads = results.get(reference, {}).get("grads")
@@ -630,6 +645,33 @@ def pass_cost(sizes: list[int], shared_weight: bool = False, repeats: int = 3) -
 # --- report --------------------------------------------------------------
 
 
+def machine() -> dict[str, Any]:
+    """What the ratios depend on: the CPU and whether it does bf16 matmul in
+    hardware (AMX, avx512_bf16) or emulates it (AVX2 only: bf16 matmul and
+    conv take most of each call there and hide cast and overhead costs)."""
+    info: dict[str, Any] = {"cpu": "unknown", "amx_bf16": False, "avx512_bf16": False, "avx2": False,
+                            "cores": os.cpu_count()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read()
+    except OSError:
+        return info
+    flags: set[str] = set()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "model name" and info["cpu"] == "unknown":
+            info["cpu"] = value.strip()
+        elif key.strip() == "flags" and not flags:
+            flags = set(value.split())
+    for flag in ("amx_bf16", "avx512_bf16", "avx2"):
+        info[flag] = flag in flags
+    info["bf16_matmul"] = ("hardware (AMX)" if info["amx_bf16"] else "hardware (avx512_bf16)"
+                           if info["avx512_bf16"] else "emulated")
+    if DEVICE == "cuda":
+        info["gpu"] = torch.cuda.get_device_name()
+    return info
+
+
 def _fmt(x: Any) -> str:
     return f"{x:.3g}" if isinstance(x, float) else str(x)
 
@@ -659,9 +701,12 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads or max(1, torch.get_num_threads()))
     if args.malloc == "steady":
         _steady_malloc()
+    host = machine()
     report: dict[str, Any] = {"torch": torch.__version__, "device": DEVICE, "dtype": str(DTYPE),
                               "threads": torch.get_num_threads(), "malloc": args.malloc, "repeats": repeats,
-                              "workloads": {}}
+                              "machine": host, "workloads": {}}
+    print(f"{host['cpu']} ({host['cores']} cores; bf16 matmul {host['bf16_matmul']})"
+          + (f", {host['gpu']}" if "gpu" in host else ""))
     print(f"torch {torch.__version__}, {DEVICE} {DTYPE}, {torch.get_num_threads()} threads, "
           f"{args.malloc} malloc, median of {repeats} interleaved repeats")
     chosen = [w for w in workloads() if not args.only or w.name == args.only]
