@@ -80,3 +80,16 @@ def test_exact_best_leaves_out_inexact_baselines(reports):
     else:
         best = min(training[b]["median_us"] for b in exact)
         assert ours["ratio_vs_best_exact"] == pytest.approx(ours["median_us"] / best)
+
+
+def test_per_op_cost_runs_and_names_the_machine(tmp_path):
+    """benchmarks/per_op_cost.py (issue 40's breakdown) keeps running; no
+    timing is checked."""
+    out = tmp_path / "per_op.json"
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "per_op_cost.py"), "--repeats", "1",
+                           "--calls", "2", "--json", str(out)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["machine"]["cpu"]
+    assert {"plain", "plain_in_region", "jitamp", "builtin", "eager_autocast", "jitamp_suspended",
+            "jitamp_toggled", "jitamp_empty_scope"} <= set(report["rows"])

@@ -1,0 +1,188 @@
+"""Where the microseconds of small ops go (issue 40): a chain of 50 `torch.mm` of 4x4
+tensors in a loop, one thread, under torch.no_grad(), medians of
+interleaved repeats, each variant against the same function scripted
+without any autocast.
+
+    python benchmarks/per_op_cost.py [--repeats 31] [--dtype bfloat16|float32] [--json out.json]
+
+Variants:
+  plain             scripted, no scope (the floor)
+  plain_in_region   the same, called inside an eager torch.autocast region:
+                    what the AutocastCPU dispatch key costs each op
+  jitamp            a scope around the loop, scripted with jitamp
+  builtin           the same, scripted by PyTorch's built-in JIT autocast
+  eager_autocast    the Python loop under eager autocast
+  jitamp_suspended  jitamp's scope with autocast suspended around the loop
+                    (jitamp::suspend_autocast / resume_autocast): a run of
+                    ops that skips the autocast key, toggled once
+  jitamp_toggled    ... suspended around each op: toggling per op
+  jitamp_empty_scope / plain_empty: a scope with nothing in it, and a
+                    function with nothing in it: what entering and leaving
+                    a scope costs
+Per-op costs are (variant - floor) / 50. The machine is named (bench_autocast.machine()).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+import warnings
+
+import torch
+
+import jitamp
+
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+warnings.filterwarnings("ignore", category=FutureWarning)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+N = 50
+
+SOURCE = '''
+import torch
+from typing import List
+
+
+def plain(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    y = x
+    for _ in range(50):
+        y = torch.mm(y, w)
+    return y
+
+
+def scoped(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    y = x
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        for _ in range(50):
+            y = torch.mm(y, w)
+    return y
+
+
+def suspended(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    y = x
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        s = torch.ops.jitamp.suspend_autocast()
+        for _ in range(50):
+            y = torch.mm(y, w)
+        torch.ops.jitamp.resume_autocast(s)
+    return y
+
+
+def toggled(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    y = x
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        for _ in range(50):
+            s = torch.ops.jitamp.suspend_autocast()
+            y = torch.mm(y, w)
+            torch.ops.jitamp.resume_autocast(s)
+    return y
+
+
+def empty(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    return x
+
+
+def empty_scope(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        pass
+    return x
+'''
+
+
+def _load_source():
+    """The functions above as a module (TorchScript reads their source)."""
+    import importlib.util
+    import tempfile
+
+    path = os.path.join(tempfile.mkdtemp(prefix="per_op_cost_"), "per_op_functions.py")
+    with open(path, "w") as f:
+        f.write(SOURCE)
+    spec = importlib.util.spec_from_file_location("per_op_functions", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def variants():
+    src = _load_source()
+
+    def script(fn, with_jitamp):
+        if with_jitamp:
+            with jitamp.enable():
+                return torch.jit.script(fn)
+        torch._C._jit_set_autocast_mode(True)
+        return torch.jit.script(fn)
+
+    plain = script(src.plain, False)
+
+    def in_region(x, w):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return plain(x, w)
+
+    def eager(x, w):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return src.plain(x, w)
+
+    return {
+        "plain": plain,
+        "plain_in_region": in_region,
+        "jitamp": script(src.scoped, True),
+        "builtin": script(src.scoped, False),
+        "eager_autocast": eager,
+        "jitamp_suspended": script(src.suspended, True),
+        "jitamp_toggled": script(src.toggled, True),
+        "plain_empty": script(src.empty, False),
+        "jitamp_empty_scope": script(src.empty_scope, True),
+    }
+
+
+def main(argv=None) -> int:
+    from bench_autocast import machine
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=31)
+    parser.add_argument("--calls", type=int, default=200, help="calls per timing")
+    parser.add_argument("--dtype", choices=("bfloat16", "float32"), default="bfloat16",
+                        help="the inputs' dtype: bfloat16 (no cast runs) or float32 (casts run)")
+    parser.add_argument("--json", metavar="PATH")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    dtype = getattr(torch, args.dtype)
+    x = torch.randn(4, 4).to(dtype)
+    w = torch.eye(4, dtype=dtype)  # a chain that stays finite
+    fns = variants()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    with torch.no_grad():
+        for fn in fns.values():
+            for _ in range(20):  # profiling runs, plans
+                fn(x, w)
+        for _ in range(args.repeats):
+            for name, fn in fns.items():  # interleaved
+                start = time.perf_counter()
+                for _ in range(args.calls):
+                    fn(x, w)
+                times[name].append((time.perf_counter() - start) / args.calls * 1e6)
+    medians = {name: statistics.median(t) for name, t in times.items()}
+    host = machine()
+    print(f"{host['cpu']} ({host['cores']} cores; bf16 matmul {host['bf16_matmul']}), torch {torch.__version__}, "
+          f"1 thread, {args.dtype} inputs, no_grad, median of {args.repeats} x {args.calls} calls")
+    floor = medians["plain"]
+    rows = {}
+    for name, us in medians.items():
+        base = medians["plain_empty"] if name == "jitamp_empty_scope" else floor
+        per_op = (us - base) / (1 if name == "jitamp_empty_scope" else N)
+        rows[name] = {"us_per_call": us, "ratio_vs_eager_autocast": us / medians["eager_autocast"],
+                      "extra_us" + ("_per_scope" if name == "jitamp_empty_scope" else "_per_op"): per_op}
+        extra = "per scope" if name == "jitamp_empty_scope" else "per op vs plain"
+        print(f"  {name:20s} {us:8.2f} us   x{us / medians['eager_autocast']:.2f} eager   {per_op:+.3f} us {extra}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": host, "torch": torch.__version__, "dtype": args.dtype, "rows": rows}, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
