@@ -42,23 +42,21 @@ pytestmark = [
 # ---------------------------------------------------------------------------
 # Scope shapes: each module's forward is the case; eager autocast is the oracle.
 
-class Simple(nn.Module):
-    """The issue's module: PyTorch's converter gives float32 here."""
-
+class WithFc(nn.Module):
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(8, 8)
+
+
+class Simple(WithFc):
+    """The issue's module: PyTorch's converter gives float32 here."""
 
     def forward(self, x: Tensor) -> Tensor:
         with torch.autocast("cpu", dtype=torch.bfloat16):
             return self.fc(x).softmax(-1)
 
 
-class Nested(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-
+class Nested(WithFc):
     def forward(self, x: Tensor) -> Tensor:
         with torch.autocast("cpu", dtype=torch.bfloat16):
             y = self.fc(x)
@@ -69,11 +67,7 @@ class Nested(nn.Module):
             return torch.mm(w.float(), y.float()) + z.sum()
 
 
-class Inner(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-
+class Inner(WithFc):
     def forward(self, x: Tensor) -> Tensor:
         with torch.autocast("cpu", dtype=torch.float16):
             return self.fc(x)
@@ -95,26 +89,21 @@ class Submodules(nn.Module):
         return c.relu() @ b.float().t()
 
 
-class DtypeLeftOut(nn.Module):
+class DtypeLeftOut(WithFc):
     """dtype read when the region runs (the thread's CPU autocast dtype)."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
 
     def forward(self, x: Tensor) -> Tensor:
         with torch.autocast("cpu"):
             return self.fc(x).sigmoid()
 
 
-class Flags(nn.Module):
+class Flags(WithFc):
     """Scope arguments from module attributes (constants once frozen),
     cache_enabled=False."""
 
     def __init__(self, use_amp: bool = True):
         super().__init__()
         self.use_amp = use_amp
-        self.fc = nn.Linear(8, 8)
 
     def forward(self, x: Tensor) -> Tensor:
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.use_amp, cache_enabled=False):
@@ -122,12 +111,8 @@ class Flags(nn.Module):
         return torch.log_softmax(y, -1)
 
 
-class EarlyReturn(nn.Module):
+class EarlyReturn(WithFc):
     """A return inside the scope (TorchScript alone refuses it)."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
 
     def forward(self, x: Tensor) -> Tensor:
         with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -138,11 +123,7 @@ class EarlyReturn(nn.Module):
         return y
 
 
-class Decorated(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-
+class Decorated(WithFc):
     @torch.autocast("cpu", dtype=torch.bfloat16)
     def forward(self, x: Tensor) -> Tensor:
         return torch.mm(self.fc(x), x.t())
