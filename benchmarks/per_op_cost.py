@@ -15,6 +15,9 @@ Variants:
   jitamp_suspended  jitamp's scope with autocast suspended around the loop
                     (jitamp::suspend_autocast / resume_autocast): a run of
                     ops that skips the autocast key, toggled once
+  jitamp_suspended_casts  ... with an explicit cast op before each mm (the
+                    built-in's aten::_autocast_to_reduced_precision): what a
+                    run without the key costs once its casts are explicit
   jitamp_toggled    ... suspended around each op: toggling per op
   jitamp_empty_scope / plain_empty: a scope with nothing in it, and a
                     function with nothing in it: what entering and leaving
@@ -67,6 +70,16 @@ def suspended(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         s = torch.ops.jitamp.suspend_autocast()
         for _ in range(50):
             y = torch.mm(y, w)
+        torch.ops.jitamp.resume_autocast(s)
+    return y
+
+
+def suspended_with_casts(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    y = x
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        s = torch.ops.jitamp.suspend_autocast()
+        for _ in range(50):
+            y = torch.mm(y._autocast_to_reduced_precision(False, True, torch.float16, torch.bfloat16), w)
         torch.ops.jitamp.resume_autocast(s)
     return y
 
@@ -133,6 +146,7 @@ def variants():
         "builtin": script(src.scoped, False),
         "eager_autocast": eager,
         "jitamp_suspended": script(src.suspended, True),
+        "jitamp_suspended_casts": script(src.suspended_with_casts, True),
         "jitamp_toggled": script(src.toggled, True),
         "plain_empty": script(src.empty, False),
         "jitamp_empty_scope": script(src.empty_scope, True),
@@ -177,7 +191,7 @@ def main(argv=None) -> int:
         rows[name] = {"us_per_call": us, "ratio_vs_eager_autocast": us / medians["eager_autocast"],
                       "extra_us" + ("_per_scope" if name == "jitamp_empty_scope" else "_per_op"): per_op}
         extra = "per scope" if name == "jitamp_empty_scope" else "per op vs plain"
-        print(f"  {name:20s} {us:8.2f} us   x{us / medians['eager_autocast']:.2f} eager   {per_op:+.3f} us {extra}")
+        print(f"  {name:24s} {us:8.2f} us   x{us / medians['eager_autocast']:.2f} eager   {per_op:+.3f} us {extra}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": host, "torch": torch.__version__, "dtype": args.dtype, "rows": rows}, f, indent=2)
