@@ -79,7 +79,8 @@ def suspended_with_casts(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     with torch.autocast("cpu", dtype=torch.bfloat16):
         s = torch.ops.jitamp.suspend_autocast()
         for _ in range(50):
-            y = torch.mm(y._autocast_to_reduced_precision(False, True, torch.float16, torch.bfloat16), w)
+            y = torch.mm(y._autocast_to_reduced_precision(False, True, torch.float16, torch.bfloat16),
+                         w._autocast_to_reduced_precision(False, True, torch.float16, torch.bfloat16))
         torch.ops.jitamp.resume_autocast(s)
     return y
 
