@@ -25,6 +25,11 @@ once). `ratio_vs_best_exact` counts only baselines whose output (and, with
 backward, every gradient) is bitwise eager autocast's. `--threads N` sets
 torch's thread count.
 
+`--compile` adds `torch_compile` to inference runs: torch.compile (Inductor)
+of eager autocast, with the seconds its first call took compiling
+(`compile_s`) and its difference from eager (Inductor fuses and reorders:
+not bitwise in general).
+
 `--malloc steady` keeps glibc's malloc from handing memory back to the
 kernel (no mmap for large blocks, no trimming), as a caching allocator
 (jemalloc, tcmalloc, CUDA's) would. With glibc's defaults a tensor of more
@@ -64,6 +69,7 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 
 DEVICE = "cpu"  # set by --device / --dtype before any module is made
 DTYPE = torch.bfloat16
+COMPILE = False  # --compile: a torch.compile (Inductor) variant of inference runs
 
 
 # --- workloads -----------------------------------------------------------
@@ -354,6 +360,20 @@ def _frozen(module: nn.Module, with_jitamp: bool) -> Any:
     return torch.jit.freeze(_script(module, with_jitamp=with_jitamp).eval())
 
 
+def _compiled(eager_autocast: Callable[..., Any], inputs: tuple) -> Callable[..., Any]:
+    """torch.compile (Inductor) of eager autocast, compiled now on `inputs`
+    under torch.no_grad(); the seconds it took are its `compile_s`."""
+    compiled = torch.compile(eager_autocast)
+    start = time.perf_counter()
+    try:
+        with torch.no_grad():
+            compiled(*inputs)
+    except Exception as error:
+        return _failed(error)
+    compiled.compile_s = time.perf_counter() - start  # type: ignore[attr-defined]
+    return compiled
+
+
 def make_variants(w: Workload, module: nn.Module, inputs: tuple, backward: bool = True) -> dict[str, Callable[..., Any]]:
     if w.autocast_off:
         plain = _script(module, with_jitamp=False)
@@ -375,6 +395,8 @@ def make_variants(w: Workload, module: nn.Module, inputs: tuple, backward: bool 
     # jitamp.enable(profiling_executor=True): TorchScript's profile-guided
     # optimizations and symbolic autodiff (not eager-exact in backward).
     variants["jitamp_profiling"] = _script(module, with_jitamp=True, profiling_executor=True)
+    if COMPILE and not backward:
+        variants["torch_compile"] = _compiled(eager_autocast, inputs)
     if DEVICE == "cuda":  # where TorchScript's fuser runs: its plan with jitamp's fusible casts
         variants["jitamp_profiling_fused_casts"] = _with_fuser_casts(
             _script(module, with_jitamp=True, profiling_executor=True))
@@ -540,6 +562,8 @@ def run_workload(w: Workload, repeats: int, backward: bool) -> dict[str, Any]:
             continue
         row = {"median_us": statistics.median(r["times"]) * 1e6}
         row.update(_count_per_call(variants[name], inputs, backward, module))
+        if hasattr(variants[name], "compile_s"):
+            row["compile_s"] = variants[name].compile_s
         if ref_out is not None:
             row["max_abs_diff_vs_" + reference] = float((r["out"].double() - ref_out.double()).abs().max())
         ref_grads = results.get(reference, {}).get("grads")
@@ -689,12 +713,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="the autocast dtype (default: bfloat16 on cpu, float16 on cuda)")
     parser.add_argument("--threads", type=int, default=None,
                         help="torch.set_num_threads (the issue's frozen floor is measured with 1)")
+    parser.add_argument("--compile", action="store_true",
+                        help="also torch.compile (Inductor) of eager autocast in inference runs, with its "
+                        "compile time (compile_s) and its difference from eager")
     parser.add_argument("--malloc", choices=("default", "steady"), default="default",
                         help="steady: glibc malloc keeps freed memory (no fresh pages per call)")
     args = parser.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: torch.cuda.is_available() is False here")
-    global DEVICE, DTYPE
+    global DEVICE, DTYPE, COMPILE
+    COMPILE = args.compile
     DEVICE = args.device
     DTYPE = getattr(torch, args.dtype or ("float16" if DEVICE == "cuda" else "bfloat16"))
     repeats = 5 if args.quick else args.repeats

@@ -93,3 +93,16 @@ def test_per_op_cost_runs_and_names_the_machine(tmp_path):
     assert report["machine"]["cpu"]
     assert {"plain", "plain_in_region", "jitamp", "builtin", "eager_autocast", "jitamp_suspended",
             "jitamp_toggled", "jitamp_empty_scope"} <= set(report["rows"])
+
+
+def test_compile_variant_reports_its_compile_time_and_difference(tmp_path):
+    """--compile: torch.compile of eager autocast in inference runs, with
+    the seconds compiling took; no timing is checked."""
+    out = tmp_path / "report.json"
+    proc = subprocess.run([sys.executable, SCRIPT, "--only", "mlp", "--repeats", "1", "--threads", "1",
+                           "--inference-only", "--compile", "--json", str(out)],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    row = json.loads(out.read_text())["workloads"]["mlp/inference"]["torch_compile"]
+    assert "failed" not in row, row
+    assert row["compile_s"] > 0 and "max_abs_diff_vs_eager_autocast" in row
