@@ -620,6 +620,36 @@ def test_profiling_plan_raises_a_later_ops_error_first_in_plain_torchscript():
     assert "not implemented for 'Half'" in errors[1], errors
 
 
+class _BatchedMatmulOfAWeight(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(4, 4))
+
+    def forward(self, v: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(v.unsqueeze(0).expand(2, 4, 4), self.w).sum(0)
+
+
+def test_frozen_matmul_of_a_weight_raises_another_message_in_plain_torchscript():
+    """A float16 batch times a float32 weight, frozen: eager's (and the
+    scripted model's) matmul folds the batch into an mm that says "expected
+    m1 and m2 to have the same dtype"; the frozen model, whose weight is a
+    constant, raises "expected scalar type Half but found Float". Plain
+    TorchScript, no jitamp, no autocast. The fuzzer's seed 112701, index 6809
+    is this after a scope (where plain TorchScript is no reference); the
+    runner does not label it yet."""
+    x = torch.randn(4, 4).half()
+    model = _BatchedMatmulOfAWeight().eval()
+    with torch.no_grad():
+        with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype"):
+            model(x)
+        with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype"):
+            oracle.script_without_jitamp(model)(x)
+        with oracle.torchscript_deprecation_ignored():
+            frozen = torch.jit.freeze(oracle.script_without_jitamp(model))
+        with pytest.raises(RuntimeError, match="expected scalar type Half but found Float"):
+            frozen(x)
+
+
 @pytest.mark.skipif(not __import__("jitamp._library", fromlist=["x"]).EAGER_ENTER_RETURNS_NONE,
                     reason="needs torch < 2.5, where eager binds `with ... as ac` to None")
 def test_finding5_as_none_after_save_load():

@@ -13,7 +13,9 @@ Autocast state queries (torch.is_autocast_enabled(...), get_autocast_dtype,
 
 Every tensor variable has shape [4, 4]: each op template below maps [4, 4]
 operands to a [4, 4] result (through reshapes, broadcasting or slicing where
-the op needs other shapes), so any operand fits any op. Types are Tensor,
+the op needs other shapes), so any operand fits any op. A group of templates
+runs its op on other shapes (2x4, 4x2, batched 2x4x4, vectors) and with
+broadcasting operands ([4, 1], [1, 4], [4]). Types are Tensor,
 bool, int, str, torch.dtype, Optional[Tensor] and List[Tensor], all of which
 TorchScript infers from the annotations the generator writes.
 """
@@ -147,6 +149,24 @@ OPS: list[Op] = [
     Op("aten::to", "none", 2, "{a}.to({b}.dtype)", fresh=False),
     Op("aten::t", "none", 1, "{a}.t()", fresh=False),
     Op("aten::clone", "none", 1, "{a}.clone()"),
+    # other shapes inside, and broadcasting operands (still [4, 4] results)
+    Op("aten::mm", "lower_precision_fp", 2, "torch.mm({a}[:2], {b}).repeat(2, 1)"),
+    Op("aten::matmul", "lower_precision_fp", 2, "torch.matmul({a}.unsqueeze(0).expand(2, 4, 4), {b}).sum(0)"),
+    Op("aten::matmul", "lower_precision_fp", 3, "torch.matmul({a}, {b}[0]).unsqueeze(1) * {c}"),
+    Op("aten::linear", "lower_precision_fp", 3, "F.linear({a}[:, :2], {b}[:, :2], {c}[0])"),
+    Op("aten::addmm", "lower_precision_fp", 3, "torch.addmm({c}[0], {a}, {b})"),
+    Op("aten::baddbmm", "lower_precision_fp", 3,
+       "torch.baddbmm({c}[:1].unsqueeze(0), {a}.unsqueeze(0), {b}.unsqueeze(0)).squeeze(0)"),
+    Op("aten::cdist", "fp32", 2, "torch.cdist({a}[:2], {b}).repeat(2, 1)"),
+    Op("aten::prod.dim_int", "fp32", 2, "torch.prod({a}[:2], 0) + {b}"),
+    Op("aten::stack", "promote", 3, "torch.stack([{a}[0], {b}[1], {c}[2], {a}[3]])"),
+    Op("aten::cat", "promote", 2, "torch.cat([{a}[:, :1], {b}[:, 1:]], 1)", fresh=False),
+    Op("aten::add", "none", 2, "{a} + {b}[:, :1]"),
+    Op("aten::mul", "none", 2, "{a} * {b}[0]"),
+    Op("aten::where.self", "none", 3, "torch.where({a} > 0, {b}[:1], {c}[:, 1:2])"),
+    Op("aten::addcmul", "none", 3, "torch.addcmul({a}, {b}[:, :1], {c}[:1], value=0.5)"),
+    Op("aten::sum.dim_IntList", "none", 2, "{a}.sum(0) + {b}"),
+    Op("aten::layer_norm", "none", 1, "F.layer_norm({a}[:, :2], [2]).repeat(1, 2)"),
     # autocast state queries: what they answer is the scope's (or the caller's)
     Op("aten::is_autocast_enabled", "none", 2, "{a} if torch.is_autocast_enabled('cpu') else {b}", fresh=False),
     Op("aten::is_autocast_enabled", "none", 2, "{a} if torch.is_autocast_enabled() else {b}", fresh=False),
