@@ -14,7 +14,8 @@ from torch import nn
 
 import jitamp
 from jitamp.cli import main
-from oracle import check_against_eager, cpu_autocast, save_without_jitamp, torchscript_deprecation_ignored
+from oracle import (check_against_eager, cpu_autocast, save_without_jitamp, script_without_jitamp,
+                    torchscript_deprecation_ignored)
 
 
 class Plain(nn.Module):
@@ -182,3 +183,38 @@ def test_add_autocast_bad_arguments(args, error):
         scripted = torch.jit.script(Plain())
     with pytest.raises(ValueError, match=error):
         jitamp.add_autocast(scripted, *args)
+
+
+class ReturnInNestedScopes(nn.Module):
+    """Scripted without jitamp, the return inside two `with` blocks leaves
+    `v` used outside the If that defines it (TorchScript's exit transform):
+    its interpreter runs that graph, a copy of it did not (fuzz finding 24,
+    repair_value_scopes.h)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(4, 4))
+
+    def forward(self, x: torch.Tensor):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                if bool(x.sum() > 0):
+                    return torch.mm(self.w, x), x
+            v = torch.mm(x, x)
+        return v, x * 2
+
+
+def test_add_autocast_of_a_graph_with_a_value_used_outside_its_block():
+    model = ReturnInNestedScopes()
+    plain = script_without_jitamp(model)
+    with pytest.raises(RuntimeError, match="not in scope"):  # the case is live
+        plain.graph.copy()
+    jitamp.add_autocast(plain, "cpu", torch.float16)
+    torch._C._jit_pass_lint(plain.graph)
+
+    def eager(x):
+        with torch.autocast("cpu", dtype=torch.float16):
+            return model(x)
+
+    for x in (torch.ones(4, 4), -torch.ones(4, 4)):  # both ways out
+        check_against_eager(eager, [x], scripted=plain)

@@ -159,6 +159,7 @@ def test_every_reproducer_is_named_by_the_scheme_and_run_here():
     "jitamp_pooled_constants_at_load.py",
     "jitamp_uncached_record_outlives_eager_cache.py",
     "jitamp_forked_first_cast_under_no_grad.py",
+    "jitamp_add_autocast_value_used_outside_its_block.py",
 ])
 def test_finding_fixed(name):
     result = _run(name)

@@ -24,6 +24,7 @@
 #include "passes/record_autocast_cache_flags.h"
 #include "passes/remove_casts_of_none.h"
 #include "passes/remove_kernel_casts.h"
+#include "passes/repair_value_scopes.h"
 #include "passes/strip_static_scopes.h"
 #include "passes/suspend_autocast_around_fallbacks.h"
 #include "passes/use_scope_ops_of_plans.h"
@@ -75,6 +76,8 @@ using Steps = std::vector<GraphStep>;
 
 const Steps& rewriteSteps() {
   static const Steps steps = {
+      {"repair_value_scopes", "passes/repair_value_scopes.h",
+       onGraph<RepairValueScopes>},
       {"use_scope_ops_as_saved", "passes/use_scope_ops_of_plans.h",
        onGraph<UseScopeOpsAsSaved>},
       {"record_autocast_cache_flags", "passes/record_autocast_cache_flags.h",

@@ -99,10 +99,12 @@ the graph its executors run: csrc/jit_autocast/pipeline/pipeline.h.)
 Not covered yet: CUDA tensors (no GPU here: cuda scopes are generated but
 disabled), complex dtypes, dicts/tuples/classes as values, optimize_for_inference,
 frozen models with gradients (frozen weights are constants), threads,
-`jitamp.add_autocast`, the fp32 rows of linalg decompositions (qr, svd,
+the fp32 rows of linalg decompositions (qr, svd,
 eig, lstsq, ...) and of rnn cells, integer/bool scalars as op arguments
 from computed values. (Covered since issue 41/42: autocast state queries,
 `raise` and `assert` statements, pooling, grid_sample, more losses,
 linalg.solve/svdvals, fft2/ifft, nanquantile; other shapes inside ops and
-broadcasting operands, within [4, 4] variables.)
+broadcasting operands, within [4, 4] variables; `jitamp.add_autocast` of
+a fifth of the module programs, scripted without jitamp, against eager
+inside `torch.autocast`.)
 """

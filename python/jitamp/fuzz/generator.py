@@ -29,6 +29,16 @@ from .._library import EAGER_ENTER_RETURNS_NONE
 
 # The share of programs scripted with jitamp.enable(profiling_executor=True).
 PROFILING_SHARE = 0.25
+# The share of module programs also given autocast by jitamp.add_autocast.
+ADD_AUTOCAST_SHARE = 0.2
+
+
+def _add_autocast_draw(kind: str, seed: int, index: int) -> str | None:
+    """The dtype jitamp.add_autocast gives a module program, or None."""
+    draw = random.Random(f"jitamp-fuzz-add-autocast:{seed}:{index}")
+    if kind != "module" or draw.random() >= ADD_AUTOCAST_SHARE:
+        return None
+    return draw.choice(["bfloat16", "float16"])
 
 # --------------------------------------------------------------------------
 # Op templates. `policy` is the op's effective CPU policy in the installed
@@ -292,7 +302,7 @@ class Program:
 def render_harness(h: dict) -> list[str]:
     """The plain-Python part: inputs per call, what to compare."""
     out = ["# --- harness (plain Python, never scripted) ---"]
-    for key in ("KIND", "GRAD", "OUTER", "SAVE", "RUNTIME_JITAMP", "ALTERNATE", "EXECUTOR"):
+    for key in ("KIND", "GRAD", "OUTER", "SAVE", "RUNTIME_JITAMP", "ALTERNATE", "EXECUTOR", "ADD_AUTOCAST"):
         out.append(f"{key} = {h[key]!r}")
     out.append("")
     out.append("")
@@ -768,6 +778,10 @@ class Generator:
             # apart from the program's stream, which stays what it was
             "EXECUTOR": ("profiling" if random.Random(f"jitamp-fuzz-executor:{self.seed}:{self.index}")
                          .random() < PROFILING_SHARE else "simple"),
+            # jitamp.add_autocast of the module scripted without jitamp,
+            # against eager inside torch.autocast (ADD_AUTOCAST_SHARE of
+            # module programs; drawn apart from the program's stream)
+            "ADD_AUTOCAST": _add_autocast_draw(self.kind, self.seed, self.index),
             "input_seed": rng.randrange(1 << 20),
             "tensors": tensors,
             "extras": extras,
@@ -777,6 +791,8 @@ class Generator:
         self.features.add("grad" if grad else "no grad")
         self.features.add(f"outer:{outer}")
         self.features.add(f"executor:{harness['EXECUTOR']}")
+        if harness["ADD_AUTOCAST"]:
+            self.features.add("add_autocast")
         return Program(self.seed, self.index, defs, harness, self.features)
 
     def helper(self) -> Def:

@@ -32,6 +32,10 @@ Outcomes (`Result.kind`):
   "frozen-saved-mismatch:<what>" the frozen model saved and loaded;
 - "freeze": torch.jit.freeze raises on the module scripted with jitamp and
   not on the module scripted without it;
+- "add-autocast-mismatch:<what>" / "add-autocast": ADD_AUTOCAST module
+  programs, scripted without jitamp and given autocast by
+  `jitamp.add_autocast("cpu", ADD_AUTOCAST)`, against eager inside
+  `torch.autocast("cpu", dtype=ADD_AUTOCAST)` (add_autocast raised);
 - "known:<what>": a difference TorchScript itself makes, with or without
   jitamp (`known_difference`, `_known_finding`);
 - "harness": anything else that went wrong while comparing (a fuzzer bug).
@@ -346,6 +350,35 @@ def _compare_frozen(obj, scripted, module, source, directory, stem,
                 and _plain_torchscript_differs(obj, module, source, directory, stem, kind, frozen=True, stock=True)):
             kind = "known:stock-plain-torchscript"
         return kind, str(exc)
+    return None
+
+
+def _compare_add_autocast(obj, module, source, directory, stem) -> tuple[str, str] | None:
+    """The module scripted without jitamp, given autocast by
+    jitamp.add_autocast("cpu", ADD_AUTOCAST), against eager calling it inside
+    `torch.autocast("cpu", dtype=ADD_AUTOCAST)` (inside OUTER, as every
+    comparison). Returns (kind, message) of a failure, or None."""
+    dtype = getattr(torch, module.ADD_AUTOCAST)
+
+    def eager_under_autocast(*args):
+        with torch.autocast("cpu", dtype=dtype):
+            return obj(*args)
+
+    with contextlib.ExitStack() as stack:
+        try:
+            _, plain = stack.enter_context(scripted_without_jitamp(source, directory, stem + "_add_autocast"))
+        except Exception:  # TorchScript alone refuses it (jitamp-only syntax): nothing to add autocast to
+            return None
+        try:
+            jitamp.add_autocast(plain, "cpu", dtype, profiling_executor=_profiling(module))
+        except Exception as exc:
+            return "add-autocast", f"{type(exc).__name__}: {exc}"
+        try:
+            with jitamp_enabled(module.RUNTIME_JITAMP):
+                _compare(eager_under_autocast, plain, module)
+        except AssertionError as exc:
+            kind = known_difference(str(exc), _profiling(module)) or "add-autocast-mismatch:" + classify(str(exc))
+            return kind, str(exc)
     return None
 
 
@@ -1096,6 +1129,10 @@ def _run_source(source: str, directory: str, stem: str, save: bool | None) -> Re
                     return Result("saved-mismatch:" + classify(str(exc)), str(exc), eager_raised)
             if module.KIND == "module":
                 failed = _compare_frozen(obj, scripted, module, source, directory, stem, save=save)
+                if failed is not None:
+                    return Result(failed[0], failed[1], eager_raised)
+            if getattr(module, "ADD_AUTOCAST", None):
+                failed = _compare_add_autocast(obj, module, source, directory, stem)
                 if failed is not None:
                     return Result(failed[0], failed[1], eager_raised)
         return Result("ok", "", eager_raised)
