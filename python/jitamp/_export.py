@@ -16,6 +16,7 @@ The exported program runs each region under eager's autocast, as eager does.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import operator
 import threading
@@ -60,6 +61,25 @@ def export(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = No
     return converter_class(module, tuple(args), kwargs).export(export_kwargs, trainable)
 
 
+@functools.lru_cache(maxsize=None)
+def _non_strict_export_keeps_regions() -> bool:
+    """Whether torch.export, tracing non-strict, records an autocast region
+    (torch versions with wrap_with_autocast but without that trace the
+    region's ops without it: a program that would silently run in float32)."""
+
+    class Probe(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return torch.mm(x, x)
+
+    try:
+        program = torch.export.export(Probe(), (torch.ones(2, 2),), strict=False)
+    except Exception:
+        return False
+    return any(node.target is torch.ops.higher_order.wrap_with_autocast
+               for node in program.graph.nodes)
+
+
 def _prepared(model: Any) -> torch._C.ScriptModule:
     """The frozen copy of `model` whose forward jitamp.export converts:
     inlined, its nodes marked apart (_mark_apart), frozen with its
@@ -91,6 +111,10 @@ def _converter_class() -> type:
             f"jitamp.export needs torch.export's autocast regions (wrap_with_autocast) and "
             f"PyTorch's TorchScript converter (torch._export.converter), which torch "
             f"{torch.__version__} lacks ({error})") from None
+    if not _non_strict_export_keeps_regions():
+        raise RuntimeError(
+            f"jitamp.export needs torch.export to keep autocast regions when it traces non-strict, "
+            f"which torch {torch.__version__} does not (it came after wrap_with_autocast)")
 
     class Converter(converter.TS2EPConverter):
         """PyTorch's converter (its __init__ freezes the module again and
