@@ -1126,7 +1126,15 @@ def _run_source(source: str, directory: str, stem: str, save: bool | None) -> Re
                 try:
                     _compare(obj, _saved_and_loaded(scripted), module)
                 except AssertionError as exc:
-                    return Result("saved-mismatch:" + classify(str(exc)), str(exc), eager_raised)
+                    kind = "saved-mismatch:" + classify(str(exc))
+                    # a fork's gradient order varies with thread timing: the
+                    # saved model may meet it where the first comparison did
+                    # not (seed 112704, index 19628)
+                    if kind == "saved-mismatch:grad" and _known_finding(
+                            "mismatch:grad", obj, scripted, module, source, directory, stem,
+                            str(exc)) == "known:fork-grad-order":
+                        kind = "known:fork-grad-order"
+                    return Result(kind, str(exc), eager_raised)
             if module.KIND == "module":
                 failed = _compare_frozen(obj, scripted, module, source, directory, stem, save=save)
                 if failed is not None:
