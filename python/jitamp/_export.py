@@ -26,6 +26,7 @@ from typing import Any, Iterator
 import torch
 
 from ._library import _C
+from .passes import graph_nodes
 
 _ENTER = "jitamp::autocast_enter"
 _EXIT = "jitamp::autocast_exit"
@@ -101,8 +102,10 @@ def export_graph(model: Any) -> torch._C.Graph:
     return graph
 
 
+@functools.lru_cache(maxsize=None)
 def _converter_class() -> type:
-    """The converter, or RuntimeError where torch lacks what it needs."""
+    """The converter, made once, or RuntimeError where torch lacks what it
+    needs."""
     try:
         from torch._export import converter
         from torch._higher_order_ops.wrap import wrap_with_autocast  # noqa: F401
@@ -195,7 +198,7 @@ def _mark_apart(graph: torch._C.Graph, remove: bool = False) -> None:
     common-subexpression elimination then merges no two of eager's ops
     (two `y.float()` of one value are two casts in eager's autograd graph,
     and the gradient through them is summed in their order)."""
-    for index, node in enumerate(_nodes(graph.block())):
+    for index, node in enumerate(graph_nodes(graph)):
         if remove:
             if node.hasAttribute(_APART):
                 node.removeAttribute(_APART)
@@ -216,7 +219,7 @@ def _check_exportable(graph: torch._C.Graph) -> None:
     """ExportError for every node of the export pipeline's graph that
     export cannot hold, with its source line."""
     problems = []
-    for node in _nodes(graph.block()):
+    for node in graph_nodes(graph):
         kind = node.kind()
         if kind == _ENTER:
             problems += _scope_problems(node)
@@ -255,13 +258,6 @@ def _scope_problems(enter: torch._C.Node) -> list[tuple[torch._C.Node, str]]:
                                 f"(torch.export fixes it when it traces; make it a constant "
                                 f"or a module attribute)"))
     return problems
-
-
-def _nodes(block: torch._C.Block):
-    for node in block.nodes():
-        for sub in node.blocks():
-            yield from _nodes(sub)
-        yield node
 
 
 _open_regions = threading.local()  # .stack: the regions a trace has entered and not left

@@ -61,6 +61,7 @@ import torch
 import jitamp
 
 from .. import _patches
+from ..passes import graph_nodes
 from . import oracle
 
 CALLS = (1, 2, 3)
@@ -477,19 +478,6 @@ def _pure(node: torch._C.Node) -> bool:
     return not any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments)
 
 
-def _all_graph_nodes(graph: torch._C.Graph) -> list:
-    """Every node of `graph`, those in blocks included, in program order."""
-    nodes: list[torch._C.Node] = []
-
-    def collect(block):
-        for node in block.nodes():
-            nodes.append(node)
-            for sub in node.blocks():
-                collect(sub)
-    collect(graph.block())
-    return nodes
-
-
 def _inline(graph: torch._C.Graph) -> None:
     """TorchScript's Inline pass on `graph`, with PyTorch's built-in JIT
     autocast off: Inline reads each callee's optimized graph, made then,
@@ -509,7 +497,7 @@ def _live_lines(graph: torch._C.Graph) -> dict[tuple[str, int], bool]:
     from: whether one of them is live, i.e. is not pure or has an output
     that the graph's result or a live node reads (TorchScript's dead code
     elimination keeps it)."""
-    nodes = _all_graph_nodes(graph)
+    nodes = graph_nodes(graph)
     # (pybind gives back the wrapper `nodes` holds for a node: one object each)
     live: set = set()
     work = [n for n in nodes if not _pure(n)]
@@ -605,7 +593,7 @@ def _reads_an_argument(graph: torch._C.Graph, where: tuple[str, int], rename: di
     any chain of nodes, an argument of the graph other than self."""
     arguments = {v.debugName() for v in list(graph.inputs())[1:]}
     work = []
-    for node in _all_graph_nodes(graph):
+    for node in graph_nodes(graph):
         found = _LINE.match(node.sourceRange().strip())
         if found and (rename.get(found.group(1), found.group(1)), int(found.group(2))) == where:
             work.extend(node.inputs())
@@ -788,7 +776,7 @@ def _autocast_scopes_in(scripted: Any) -> bool:
     inlined)."""
     graph = getattr(scripted, "forward", scripted).graph.copy()
     _inline(graph)
-    for node in _all_graph_nodes(graph):
+    for node in graph_nodes(graph):
         if node.kind() in ("prim::fork", "prim::forkClosure"):
             return True
         if (node.kind() == "prim::Enter" and "autocast" in str(node.inputsAt(0).type())

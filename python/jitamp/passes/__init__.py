@@ -43,6 +43,21 @@ def run(name: str, graph: torch._C.Graph) -> bool:
     return _C.run_pass(name, graph)
 
 
+def graph_nodes(graph: torch._C.Graph) -> list[torch._C.Node]:
+    """Every node of `graph`, those in blocks included, in program order
+    (a node before the nodes of its blocks)."""
+    nodes: list[torch._C.Node] = []
+
+    def collect(block: torch._C.Block) -> None:
+        for node in block.nodes():
+            nodes.append(node)
+            for sub in node.blocks():
+                collect(sub)
+
+    collect(graph.block())
+    return nodes
+
+
 def rewrite_graph(graph: torch._C.Graph) -> bool:
     """Run the "rewrite" pipeline on one graph in place (and on the subgraphs
     of its forks). Callees are not followed: use jitamp.rewrite on functions
