@@ -259,6 +259,59 @@ def test_the_patches_are_installed_when_the_list_says():
     assert torch._C._jit_get_emit_hooks() == hooks_before
 
 
+# A module whose 4-tuple attribute sits where a refreshed op packet's old
+# op object was (its id still in TorchScript's table of builtins), scripted.
+_STALE_BUILTIN = """
+import gc, sys, warnings
+warnings.simplefilter("ignore")
+import torch
+if sys.argv[1] == "jitamp":
+    import jitamp
+lib = torch.library.Library("jitamp_stale_builtin", "DEF")
+lib.define("f(Tensor x) -> Tensor")
+stale = id(torch.ops.jitamp_stale_builtin.f._op)  # registered in the table by id
+lib.define("f.other(Tensor x, int y) -> Tensor")  # refreshes the packet: a new op object
+gc.collect()
+kept = [tuple(range(i, i + 4)) for i in range(2000)]
+hit = [t for t in kept if id(t) == stale]
+print("collision" if hit else "no collision")
+
+class M(torch.nn.Module):
+    def __init__(self, pad):
+        super().__init__()
+        self.pad = pad
+
+    def forward(self, x):
+        return torch.nn.functional.pad(x, self.pad)
+
+for t in hit + kept[:1]:
+    try:
+        torch.jit.script(M(t))
+        print("scripted")
+    except RuntimeError as exc:
+        print("RuntimeError:", str(exc).split(chr(10))[1])
+"""
+
+
+def test_a_refreshed_op_packet_never_makes_a_tuple_a_builtin(tmp_path):
+    """Plain torch (no jitamp): the object at a refreshed packet's old op's
+    address compiles as that op (the CI flake of Conv2d's
+    `_reversed_padding_repeated_twice` after torch.export imported
+    torch.ao.quantization). After `import jitamp` the old op stays alive:
+    no object gets its address, and the module scripts."""
+    script = tmp_path / "stale_builtin.py"  # TorchScript reads the module's source
+    script.write_text(_STALE_BUILTIN)
+
+    def run(which: str) -> list[str]:
+        done = subprocess.run([sys.executable, str(script), which], capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.splitlines()
+
+    assert run("plain") == ["collision", "RuntimeError: builtin cannot be used as a value:", "scripted"]
+    assert run("jitamp") == ["no collision", "scripted"]
+
+
 def test_patches_install_all_or_none():
     import types
 

@@ -20,7 +20,11 @@ model rewritten earlier needs them as long as it lives):
 - torch.jit._builtins' table: torch.amp.is_autocast_available, a Python
   function, compiles to the op aten::_is_autocast_available
   (csrc/jit_autocast/ops/query_ops.cpp registers it and the other autocast
-  queries eager has and TorchScript lacks).
+  queries eager has and TorchScript lacks);
+- torch._ops._refresh_packet: the op object a refreshed packet held is kept
+  alive, so that TorchScript's table of builtins, keyed by id(), never
+  names a freed object's address, where a later object would compile as
+  that op (a PyTorch bug; _script_caches.keeping_replaced_ops).
 
 While jitamp is enabled (while_enabled(): enable() installs them in this
 order, disable() uninstalls them in the reverse order; at the interpreter's
@@ -266,6 +270,7 @@ AT_IMPORT: tuple[Patch, ...] = (
     Replace(torch._C.ScriptFunction, "save_to_buffer", _loader.saving_with_a_loader, once=True),
     Replace(_jit_internal, "_clear_fn_overloads", _script_caches.keeping_declarations, once=True),
     ScriptedAsBuiltin(torch.amp, "is_autocast_available", "aten::_is_autocast_available"),
+    Replace(torch._ops, "_refresh_packet", _script_caches.keeping_replaced_ops, once=True),
 )
 
 

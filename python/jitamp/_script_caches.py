@@ -43,3 +43,29 @@ def keeping_declarations(clear: Callable[[str], None]) -> Callable[[str], None]:
         clear(qual_name)
 
     return clear_but_keep
+
+
+# The op objects packet refreshes replaced (keeping_replaced_ops).
+_replaced_ops: list[Any] = []
+
+
+def keeping_replaced_ops(refresh: Callable[[Any], None]) -> Callable[[Any], None]:
+    """torch._ops._refresh_packet, for jitamp/_patches.py: the op object the
+    packet held is kept alive.
+
+    TorchScript's table of builtins (torch.jit._builtins) is keyed by id():
+    each op object torch.ops makes is registered there, and a refresh
+    (torch.library defining another overload of an op whose packet exists;
+    importing torch.ao.quantization does, and torch.export and Inductor
+    import it) replaces the packet's op object but not its entry. Once the
+    old object is freed, the next object Python allocates at its address is
+    that op for TorchScript: a 4-tuple module attribute (Conv2d's
+    `_reversed_padding_repeated_twice`) compiled as a builtin function
+    ("builtin cannot be used as a value"), with or without jitamp. Kept
+    alive, its address is never reused (tests/test_patches.py)."""
+
+    def refreshing(packet: Any) -> None:
+        _replaced_ops.append(getattr(packet, "_op", None))
+        refresh(packet)
+
+    return refreshing
