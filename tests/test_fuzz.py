@@ -100,7 +100,9 @@ def test_generator_covers_its_features():
                    "spelling=torch.cuda.amp.autocast", "spelling=torch.amp.autocast",
                    "Tensor?=optional variable", "input:bf16", "input:fp16", "input:f64", "input:i64",
                    "op:aten::mm.out", "op:aten::add_", "control:exits around scopes",
-                   "outer:no_grad", "outer:inference_mode", "executor:profiling", "executor:simple"):
+                   "outer:no_grad", "outer:inference_mode", "executor:profiling", "executor:simple",
+                   "input:c64", "value:tuple", "value:dict", "value:class", "value:class method", "threads",
+                   "op:aten::lstm", "op:aten::linalg_eigh"):
         if wanted == "autocast:as name" and generator.EAGER_ENTER_RETURNS_NONE:
             continue  # left out before torch 2.5 (fuzz finding 5)
         assert wanted in features, wanted
@@ -137,6 +139,32 @@ def test_runner_reports_a_planted_difference(workdir):
     program = _function_program(CI_SEED, SCRIPTED_ONLY)
     result = run_source(program.render(), workdir)
     assert result.kind.startswith("mismatch:"), result
+
+
+def test_runner_reports_a_difference_only_a_second_thread_meets(workdir):
+    """THREADS programs are also called from two threads at once, the second
+    inside an autocast region where the first (OUTER) has none: a scripted
+    side that differs only where the caller's autocast is on (it raises
+    there) is reported from that thread."""
+    planted = ("if torch.jit.is_scripting() and torch.is_autocast_cpu_enabled():\n"
+               "        raise ValueError('planted')")
+    with tempfile.TemporaryDirectory() as tmp:
+        for index in range(3000):
+            program = generate(CI_SEED, index)
+            h = program.harness
+            if (h["KIND"] != "function" or h["OUTER"] is not None or not h["THREADS"]
+                    or "control:exits around scopes" in program.features):
+                continue
+            result = run_source(program.render(), tmp)
+            if result.kind != "ok" or result.eager_raised:
+                continue
+            prog = next(d for d in program.defs if d.name == "prog")
+            prog.body.insert(1, Line(planted, fixed=True))
+            result = run_source(program.render(), tmp)
+            assert result.kind.startswith("threads-mismatch:"), result
+            assert "in thread 1 of 2" in result.message
+            return
+    raise AssertionError("no THREADS function program without a region")
 
 
 def test_runner_reports_a_generator_reject(workdir):

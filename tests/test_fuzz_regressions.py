@@ -166,6 +166,14 @@ def test_finding_fixed(name):
     assert result.kind == "ok", result.message
 
 
+def test_finding25_a_cell_meets_the_other_dtypes_cast_under_no_grad():
+    """The scripted module raises eager's error (it returned before the
+    fix: mismatch:error); its frozen copy, whose weight is a constant that
+    eager's cache never serves, casts afresh: the known frozen outcome."""
+    result = _run("jitamp_cell_meets_the_other_dtypes_cast_under_no_grad.py")
+    assert result.kind == "known:frozen-cast-cache", (result.kind, result.message)
+
+
 def test_finding21_frozen_model_saved_and_loaded():
     """finding 21 as a SAVE program: the runner also compares the frozen
     model after torch.jit.save / torch.jit.load (jitamp's loader), which
@@ -567,6 +575,45 @@ def test_linalg_error_class_is_torchscripts():
     assert type(raised.value) is RuntimeError
 
 
+class _BatchedMatmul(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(4, 4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.matmul(x.unsqueeze(0).expand(2, 4, 4), self.w)
+
+
+def test_frozen_profiling_matmul_message_is_torchscripts():
+    """Plain TorchScript (no jitamp, no autocast), frozen on its default
+    profiling executor: a float16 batch times a float32 weight raises
+    another message than eager's
+    (torchscript_frozen_profiling_matmul_message.py)."""
+    m = _BatchedMatmul().eval()
+    x = torch.randn(4, 4).half()
+    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype"):
+        m(x)
+    frozen = torch.jit.freeze(oracle.script_without_jitamp(m))
+    with torch.no_grad():
+        for _ in range(3):
+            with pytest.raises(RuntimeError, match="expected scalar type Half but found Float"):
+                frozen(x)
+
+
+def test_dead_empty_if_is_torchscripts():
+    """Plain TorchScript emits nothing for `if c: pass`, so c's error never
+    comes (torchscript_dead_condition_in_a_decorated_helper.py)."""
+    def compares(b: torch.Tensor) -> torch.Tensor:
+        if bool(b.sum() > 0):
+            pass
+        return b
+
+    b = torch.randn(2, dtype=torch.complex64)
+    with pytest.raises(NotImplementedError, match="not implemented for 'ComplexFloat'"):
+        compares(b)
+    assert torch.equal(oracle.script_without_jitamp(compares)(b), b)
+
+
 def test_assertion_error_class_is_torchscripts():
     """TorchScript compiles `assert c, msg` and `raise AssertionError(msg)`
     to a raise of "AssertionError: msg" that loses the class: plain
@@ -813,6 +860,8 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("torchscript_assert_error_class.py", "known:torchscript-error-class"),
     ("torchscript_fork_backward_dtype_error_order.py", "known:fork-grad-order"),
     ("torchscript_raise_assertion_error_class.py", "known:torchscript-error-class"),
+    ("torchscript_frozen_profiling_matmul_message.py", "known:frozen-plain-torchscript"),
+    ("torchscript_dead_condition_in_a_decorated_helper.py", "known:dead-code"),
 ])
 def test_torchscript_and_frozen_differences_recognized(name, kind):
     """A scope only in a helper nothing calls leaves plain TorchScript a

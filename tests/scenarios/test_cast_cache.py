@@ -164,3 +164,68 @@ def test_inference_after_clear_autocast_cache_equals_eager():
     with torch.autocast("cpu", dtype=torch.bfloat16):
         check_against_eager(m, [X, True], scripted=scripted, outer=cleared_no_grad,
                             args_for_call=lambda call: [X, call % 2 == 1])
+
+
+class WeightInAnOpsOwnKernel(nn.Module):
+    """A weight cast by a smart cast under one lower precision and by an op's
+    own kernel (an rnn cell's inner linear: the cell has no CPU policy, so
+    no smart cast) under the other, in either order: eager's cache hands the
+    second the first cast (and the op raises or returns its dtype), so
+    jitamp's no-grad copy of the first must be in eager's cache too (fuzz
+    finding 25, seed 112803, index 486)."""
+
+    def __init__(self, cell_first: bool):
+        super().__init__()
+        self.w = nn.Parameter(rand(4, 4, seed=52))
+        self.cell_first = cell_first
+
+    def forward(self, x: Tensor, h: Tensor):
+        with torch.autocast("cpu", dtype=torch.float16):
+            if self.cell_first:
+                a = torch.rnn_tanh_cell(x, h, self.w, self.w)
+            else:
+                a = torch.mm(x, self.w)
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                if self.cell_first:
+                    b = torch.mm(x, self.w)
+                else:
+                    b = torch.rnn_tanh_cell(x, h, self.w, self.w)
+        return a, b
+
+
+@pytest.mark.parametrize("cell_first", [False, True], ids=["smart_cast_first", "cell_first"])
+@pytest.mark.parametrize("outer", ["no_outer", "outer_bf16", "outer_fp16"])
+@pytest.mark.parametrize("grad_mode", ["no_grad", "grad"])
+def test_a_weight_cast_by_an_ops_own_kernel_under_another_dtype_is_eager(cell_first, outer, grad_mode):
+    m = WeightInAnOpsOwnKernel(cell_first)
+    x, h = rand(4, 4, seed=53), rand(4, 4, seed=54)
+    region = oracle.no_grad_under(OUTERS[outer]) if grad_mode == "no_grad" else OUTERS[outer]
+    check_against_eager(m, [x, h], scripted=oracle.script(m), outer=region, grad=grad_mode == "grad")
+
+
+class ThenEagerCodeInTheCallersRegion(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(rand(4, 4, seed=55))
+
+    def forward(self, x: Tensor):
+        return torch.mm(x, self.w)  # cast in the caller's bfloat16 region
+
+
+def test_a_weight_cast_in_a_callers_region_then_by_eager_code_under_another_dtype_is_eager():
+    """The caller's eager region is outermost: eager code after the call,
+    in the same region, meets eager's cache (a float16 linear of the weight
+    gets the bfloat16 cast), so jitamp's casts go through it."""
+    m = ThenEagerCodeInTheCallersRegion()
+    scripted = oracle.script(m)
+    x = rand(4, 4, seed=56)
+
+    def then_eager(model):
+        def call(x):
+            y = model(x)
+            with torch.autocast("cpu", dtype=torch.float16):
+                return y, torch.nn.functional.linear(x, m.w)
+        return call
+
+    check_against_eager(then_eager(m), [x], scripted=then_eager(scripted),
+                        outer=oracle.no_grad_under(oracle.cpu_autocast(torch.bfloat16)))

@@ -85,12 +85,14 @@ struct AutocastGuard : torch::CustomClassHolder {
       return;
     }
     open = false;
-    if (at::autocast::decrement_nesting() == 0) {
+    const int depth = at::autocast::decrement_nesting();
+    if (depth == 0) {
       clearCacheUnlessTasksPending();
     }
     at::autocast::set_autocast_enabled(device_type, prev_enabled);
     at::autocast::set_autocast_dtype(device_type, prev_dtype);
     at::autocast::set_autocast_cache_enabled(prev_cache_enabled);
+    NoteScopeExited(device_type, prev_enabled, prev_dtype, depth);
   }
 
   // An exception left the scope. Closes only on the thread that entered:

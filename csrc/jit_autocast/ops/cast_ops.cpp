@@ -25,6 +25,7 @@
 #include "ops/cast_ops.h"
 
 #include <array>
+#include <atomic>
 #include <mutex>
 
 namespace jitamp {
@@ -138,6 +139,24 @@ bool probeEagerCastOrder() {
   return cast(0)->sequence_nr() > cast(1)->sequence_nr();
 }
 
+// Puts into eager's cache the cast of `self` to `dtype` that eager's would
+// hold: the one it made at the weight's first use in the region, under a
+// scope of that lower precision, with grad mode off, which jitamp copied
+// uncached (with the cache on, as eager's was then: eagerWouldCache).
+void keepInEagerCache(
+    at::ScalarType dtype,
+    const Tensor& self,
+    DeviceType device_type) {
+  at::NoGradGuard no_grad;
+  const at::ScalarType current = at::autocast::get_autocast_dtype(device_type);
+  const bool cache_was_enabled = at::autocast::is_autocast_cache_enabled();
+  at::autocast::set_autocast_dtype(device_type, dtype);
+  at::autocast::set_autocast_cache_enabled(true);
+  at::autocast::cached_cast(dtype, self, device_type);
+  at::autocast::set_autocast_cache_enabled(cache_was_enabled);
+  at::autocast::set_autocast_dtype(device_type, current);
+}
+
 // The weights (what eager's cache keeps) that no-grad casts copied without
 // the cache since eager's cache was last cleared, with the dtype of that
 // copy: the last kSlots of the process, shared by all threads as eager's
@@ -158,30 +177,37 @@ bool probeEagerCastOrder() {
 // its address is not reused by the cast a clear makes it get anew. A
 // record whose address was reused only sends a cast through the cache,
 // which is what eager does anyway.
+//
+// Eager's own kernels (a composite op's inner ops: the linear of an rnn
+// cell, einsum's bmm) meet eager's cache too, without a smart cast to
+// consult the records. That matters only where one region casts under two
+// lower precisions (eager's cache hands either the other's cast), so the
+// scope ops note each lower precision a region enables (note): from the
+// second on, the region is "mixed", its recorded casts are put in eager's
+// cache as eager's would hold them, and no-grad casts go through the cache
+// until it is cleared (fuzz finding 25: an rnn cell's linear under a
+// bfloat16 scope nested in a float16 one).
 class UncachedCasts {
  public:
   // The dtype `impl` was copied to uncached, if it was since eager's cache
   // was last cleared.
   std::optional<at::ScalarType> find(const c10::TensorImpl* impl) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (marker_.defined() &&
-        markerCast().unsafeGetTensorImpl() != marker_.unsafeGetTensorImpl()) {
-      forgetLocked(); // eager's cache was cleared since the records were made
-    }
-    for (const auto& [seen, dtype] : records_) {
-      if (seen == impl) {
-        return dtype;
+    forgetIfClearedLocked();
+    for (const Record& record : records_) {
+      if (record.impl == impl) {
+        return record.dtype;
       }
     }
     return std::nullopt;
   }
 
-  void record(const c10::TensorImpl* impl, at::ScalarType dtype) {
+  void record(const Tensor& weight, at::ScalarType dtype) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!marker_.defined()) {
       marker_ = markerCast();
     }
-    records_[next_] = {impl, dtype};
+    records_[next_] = {weight.unsafeGetTensorImpl(), dtype, WeakImpl(weight.getIntrusivePtr())};
     next_ = (next_ + 1) % kSlots;
   }
 
@@ -190,11 +216,67 @@ class UncachedCasts {
     forgetLocked();
   }
 
+  // Whether casts go through eager's cache until it is next cleared.
+  bool mixed() const {
+    return mixed_.load(std::memory_order_relaxed);
+  }
+
+  // A scope enter or exit left `device_type`'s autocast on with `dtype`.
+  void note(DeviceType device_type, at::ScalarType dtype) {
+    const auto i = static_cast<size_t>(device_type);
+    if (i >= first_dtypes_.size() ||
+        first_dtypes_[i].load(std::memory_order_relaxed) == dtype) {
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    forgetIfClearedLocked();
+    const at::ScalarType first = first_dtypes_[i].load();
+    if (first == at::ScalarType::Undefined) {
+      first_dtypes_[i].store(dtype);
+      if (!marker_.defined()) {
+        marker_ = markerCast();
+      }
+      return;
+    }
+    if (first == dtype || mixed_.load()) {
+      return;
+    }
+    mixed_.store(true);
+    for (const Record& record : records_) {
+      if (record.weak.has_value()) {
+        auto impl = record.weak->lock();
+        if (impl.defined()) {
+          const Tensor weight(std::move(impl));
+          keepInEagerCache(record.dtype, weight, weight.device().type());
+        }
+      }
+    }
+  }
+
  private:
+  using WeakImpl = c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>;
+  struct Record {
+    const c10::TensorImpl* impl = nullptr;
+    at::ScalarType dtype = at::ScalarType::Undefined;
+    std::optional<WeakImpl> weak; // to put its cast in eager's cache
+  };
+
+  // Eager's cache was cleared since the records were made: forgets them.
+  void forgetIfClearedLocked() {
+    if (marker_.defined() &&
+        markerCast().unsafeGetTensorImpl() != marker_.unsafeGetTensorImpl()) {
+      forgetLocked();
+    }
+  }
+
   void forgetLocked() {
-    records_.fill({nullptr, at::ScalarType::Undefined});
+    records_.fill(Record{});
     next_ = 0;
     marker_ = Tensor();
+    for (auto& first : first_dtypes_) {
+      first.store(at::ScalarType::Undefined);
+    }
+    mixed_.store(false);
   }
 
   // The marker's cast through eager's cache: the one cached, if any. Its
@@ -213,12 +295,20 @@ class UncachedCasts {
   }
 
   static constexpr size_t kSlots = 32;
-  std::array<std::pair<const c10::TensorImpl*, at::ScalarType>, kSlots>
-      records_{};
+  std::array<Record, kSlots> records_{};
   size_t next_ = 0;
   Tensor marker_;
+  // The first lower precision each device type's autocast had in the region.
+  std::array<std::atomic<at::ScalarType>, 2> first_dtypes_{
+      at::ScalarType::Undefined, at::ScalarType::Undefined};
+  std::atomic<bool> mixed_{false};
   std::mutex mutex_;
 };
+
+// Whether this thread's outermost autocast scope is jitamp's: no eager
+// region around the scripted call, whose eager code could meet eager's cache
+// after it (NoteScopeEntered, NoteScopeExited).
+thread_local bool region_is_jitamps = false;
 
 UncachedCasts& uncachedCasts() {
   static UncachedCasts* casts = new UncachedCasts(); // never destroyed
@@ -252,20 +342,6 @@ bool eagerWouldCache(
       at::autocast::is_autocast_cache_enabled();
 }
 
-// Puts into eager's cache the cast of `self` to `dtype` that eager's would
-// hold: the one it made at the weight's first use in the region, under a
-// scope of that lower precision, with grad mode off, which jitamp copied
-// uncached.
-void keepInEagerCache(
-    at::ScalarType dtype,
-    const Tensor& self,
-    DeviceType device_type) {
-  at::NoGradGuard no_grad;
-  const at::ScalarType current = at::autocast::get_autocast_dtype(device_type);
-  at::autocast::set_autocast_dtype(device_type, dtype);
-  at::autocast::cached_cast(dtype, self, device_type);
-  at::autocast::set_autocast_dtype(device_type, current);
-}
 
 // Eager's cached_cast: its eligibility rule (floating, not float64, on this
 // device type) and its weight cache -- except with grad mode off where
@@ -291,8 +367,9 @@ Tensor eagerCast(
       self.scalar_type() == to_type) {
     return self;
   }
-  const bool through_cache =
-      c10::GradMode::is_enabled() || eagerHandsNoGradCastsToGradUses();
+  const bool through_cache = c10::GradMode::is_enabled() ||
+      eagerHandsNoGradCastsToGradUses() || !region_is_jitamps ||
+      uncachedCasts().mixed();
   if (eagerWouldCache(to_type, self, device_type)) {
     UncachedCasts& uncached = uncachedCasts();
     const auto first = uncached.find(self.unsafeGetTensorImpl());
@@ -301,7 +378,7 @@ Tensor eagerCast(
       return self;
     }
     if (!first.has_value() && !through_cache) {
-      uncached.record(self.unsafeGetTensorImpl(), to_type);
+      uncached.record(self, to_type);
       return self.to(to_type);
     }
     return cachedCast(to_type, self, device_type);
@@ -565,6 +642,39 @@ bool eagerCastsLastArgumentFirst() {
 
 void ForgetUncachedCasts() {
   uncachedCasts().forget();
+}
+
+void NoteScopeEntered(
+    c10::DeviceType device_type,
+    bool was_enabled,
+    at::ScalarType was_dtype,
+    bool enabled,
+    at::ScalarType dtype,
+    int depth) {
+  if (depth == 1) {
+    region_is_jitamps = true;
+  }
+  if (!region_is_jitamps) {
+    return; // its casts go through eager's cache
+  }
+  if (was_enabled) {
+    uncachedCasts().note(device_type, was_dtype);
+  }
+  if (enabled) {
+    uncachedCasts().note(device_type, dtype);
+  }
+}
+
+void NoteScopeExited(
+    c10::DeviceType device_type,
+    bool enabled,
+    at::ScalarType dtype,
+    int depth) {
+  if (depth == 0) {
+    region_is_jitamps = false;
+  } else if (region_is_jitamps && enabled) {
+    uncachedCasts().note(device_type, dtype);
+  }
 }
 
 } // namespace jitamp

@@ -37,6 +37,24 @@ bool carriesAutocastKey(const at::Tensor& tensor, c10::DeviceType device_type);
 // eager's cache.
 void ForgetUncachedCasts();
 
+// What a scope enter (at nesting `depth`, from the state `was_*` to
+// `enabled`, `dtype`) and exit (back to `enabled`, `dtype`, at `depth`) did
+// to `device_type`'s autocast: no-grad casts copy weights without eager's
+// cache only in a region whose outermost scope is jitamp's and that has met
+// one lower precision (eagerCast in cast_ops.cpp).
+void NoteScopeEntered(
+    c10::DeviceType device_type,
+    bool was_enabled,
+    at::ScalarType was_dtype,
+    bool enabled,
+    at::ScalarType dtype,
+    int depth);
+void NoteScopeExited(
+    c10::DeviceType device_type,
+    bool enabled,
+    at::ScalarType dtype,
+    int depth);
+
 at::Tensor toFp16(const at::Tensor& self, c10::string_view devices, Region region);
 std::optional<at::Tensor> toFp16Optional(
     const std::optional<at::Tensor>& self,

@@ -97,6 +97,13 @@ std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> enterScope(
   const int depth = at::autocast::increment_nesting();
   at::autocast::set_autocast_cache_enabled(cache_enabled);
   guard->open = true;
+  NoteScopeEntered(
+      device_type,
+      guard->prev_enabled,
+      guard->prev_dtype,
+      enabled,
+      dtype,
+      depth);
   // The region token's value does not matter (only which graph value it
   // is); the nesting depth is as good as any.
   return {guard, depth};

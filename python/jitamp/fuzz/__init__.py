@@ -97,11 +97,21 @@ folds `x.t().t()` to `x`, was one, findings 9 and 10, until jitamp made
 the graph its executors run: csrc/jit_autocast/pipeline/pipeline.h.)
 
 Not covered yet: CUDA tensors (no GPU here: cuda scopes are generated but
-disabled), complex dtypes, dicts/tuples/classes as values, optimize_for_inference,
-frozen models with gradients (frozen weights are constants), threads,
-the fp32 rows of linalg decompositions (qr, svd,
-eig, lstsq, ...) and of rnn cells, integer/bool scalars as op arguments
-from computed values. (Covered since issue 41/42: autocast state queries,
+disabled), frozen models with gradients (frozen weights are constants),
+`linalg.lstsq` (eager's own CPU results differ from call to call, with
+the buffers' alignment: no exact reference). (Covered since issue 42, part
+5: complex values (complex64 inputs among the mixed dtypes, complex
+matmul, fft round trips, polar); tuples, `Dict[str, Tensor]` and objects
+of a TorchScript class `Pair` (a scope in one of its methods) holding
+tensors, read and written inside and outside scopes;
+`torch.jit.optimize_for_inference` of every module program (compared as
+the frozen one); a tenth of the uniform programs also called from two
+threads at once, each in its own eager region (without gradients: eager's
+cast cache is one for all threads, cleared by each one's region exit); the fp32 rows of linalg
+decompositions (qr, svd, eigh, eig, eigvals, cholesky, pinverse,
+cholesky_solve, triangular_solve); rnn cells and `torch.lstm` (no CPU row:
+their linear / mkldnn kernels cast inside); integer and bool scalars
+computed from tensors as op arguments. Covered since issue 41/42: autocast state queries,
 `raise` and `assert` statements, pooling, grid_sample, more losses,
 linalg.solve/svdvals, fft2/ifft, nanquantile; other shapes inside ops and
 broadcasting operands, within [4, 4] variables; `jitamp.add_autocast` of

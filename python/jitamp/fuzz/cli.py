@@ -35,7 +35,12 @@ def _worker(args) -> int:
     from .generator import generate
     from .runner import run_source
     directory = tempfile.mkdtemp(prefix="jitamp_fuzz_")
-    out = sys.stdout
+    # The JSON lines go to stdout's file; whatever else writes to stdout
+    # (a program, torch's C++ code) goes where stderr goes.
+    sys.stdout.flush()
+    out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     for i in range(args.start, args.stop):
         print(json.dumps({"start": i}), file=out, flush=True)
         program = generate(args.seed, i, save_share=args.save_share)

@@ -22,6 +22,7 @@ TorchScript infers from the annotations the generator writes.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -31,6 +32,8 @@ from .._library import EAGER_ENTER_RETURNS_NONE
 PROFILING_SHARE = 0.25
 # The share of module programs also given autocast by jitamp.add_autocast.
 ADD_AUTOCAST_SHARE = 0.2
+# The share of programs also called from two threads at once.
+THREADS_SHARE = 0.1
 
 
 def _add_autocast_draw(kind: str, seed: int, index: int) -> str | None:
@@ -177,6 +180,39 @@ OPS: list[Op] = [
     Op("aten::addcmul", "none", 3, "torch.addcmul({a}, {b}[:, :1], {c}[:1], value=0.5)"),
     Op("aten::sum.dim_IntList", "none", 2, "{a}.sum(0) + {b}"),
     Op("aten::layer_norm", "none", 1, "F.layer_norm({a}[:, :2], [2]).repeat(1, 2)"),
+    # fp32 rows of linalg decompositions (not linalg.lstsq: eager's own
+    # results differ from call to call on CPU, with the buffers' alignment)
+    Op("aten::linalg_qr", "fp32", 1, "torch.linalg.qr({a})[0]"),
+    Op("aten::linalg_svd", "fp32", 2, "torch.linalg.svd({a})[0] * {b}"),
+    Op("aten::linalg_eigh", "fp32", 1, "torch.linalg.eigh({a} + {a}.t())[1]"),
+    Op("aten::linalg_eigvals", "fp32", 2, "torch.linalg.eigvals({a}).abs().unsqueeze(1) + {b}"),
+    Op("aten::linalg_eig", "fp32", 1, "torch.linalg.eig({a})[0].real.unsqueeze(0) * {a}"),
+    Op("aten::linalg_cholesky", "fp32", 1, "torch.linalg.cholesky({a} @ {a}.t() + torch.eye(4, dtype={a}.dtype))"),
+    Op("aten::pinverse", "fp32", 1, "torch.pinverse({a})"),
+    Op("aten::cholesky_solve", "fp32", 2,
+       "torch.cholesky_solve({b}, {a}.tril(-1) * 0.1 + torch.eye(4, dtype={a}.dtype) * 2.0)"),
+    Op("aten::triangular_solve", "fp32", 2,
+       "torch.triangular_solve({b}, {a}.triu(1) * 0.1 + torch.eye(4, dtype={a}.dtype) * 4.0)[0]"),
+    # rnn cells and layers: no CPU row (the cells' linear and the layer's
+    # mkldnn kernel cast inside, under the scope's eager state)
+    Op("aten::rnn_tanh_cell", "none", 3, "torch.rnn_tanh_cell({a}, {b}, {c}, {b}.t())"),
+    Op("aten::rnn_relu_cell", "none", 3, "torch.rnn_relu_cell({a}, {b}, {c}, {c}, {b}[0], {a}[1])"),
+    Op("aten::gru_cell", "none", 3, "torch.gru_cell({a}, {b}, {c}.repeat(3, 1), {b}.repeat(3, 1))"),
+    Op("aten::lstm_cell", "none", 3, "torch.lstm_cell({a}, [{b}, {c}], {c}.repeat(4, 1), {a}.repeat(4, 1))[1]"),
+    Op("aten::lstm", "none", 3,
+       "torch.lstm({a}.unsqueeze(1), [{b}[:1].unsqueeze(0), {c}[:1].unsqueeze(0)], "
+       "[{b}.repeat(4, 1), {c}.repeat(4, 1)], False, 1, 0.0, False, False, False)[0].squeeze(1)"),
+    # complex values (autocast casts floating tensors only: complex ones keep their dtype)
+    Op("aten::matmul", "lower_precision_fp", 2,
+       "torch.view_as_real(torch.complex({a}.float(), {b}.float()) @ torch.complex({b}.float(), {a}.float()))"
+       ".sum(-1)"),
+    Op("aten::fft_ifft", "fp32", 1, "torch.fft.ifft(torch.fft.fft({a})).real"),
+    Op("aten::polar", "fp32", 2, "torch.polar({a}.abs(), {b}).angle()"),
+    Op("aten::mm", "lower_precision_fp", 3, "torch.mm({a}.to(torch.complex64), {b}.to(torch.complex64)).abs() + {c}"),
+    # integer and bool scalars computed from tensors
+    Op("aten::roll", "none", 2, "torch.roll({a}, int({b}.argmax()) % 4, 1)", fresh=False),
+    Op("aten::topk", "none", 2, "torch.topk({a}, int({b}.abs().argmin()) % 4 + 1, 1)[0].sum(1, keepdim=True) + {b}"),
+    Op("aten::cumsum", "none", 2, "torch.cumsum({a}, 1 if bool({b}.sum() > 0) else 0)"),
     # autocast state queries: what they answer is the scope's (or the caller's)
     Op("aten::is_autocast_enabled", "none", 2, "{a} if torch.is_autocast_enabled('cpu') else {b}", fresh=False),
     Op("aten::is_autocast_enabled", "none", 2, "{a} if torch.is_autocast_enabled() else {b}", fresh=False),
@@ -205,7 +241,7 @@ INPLACE: list[Op] = [
 
 LOWER = {"bf16": "torch.bfloat16", "fp16": "torch.float16"}
 INPUT_DTYPES = {"f32": "torch.float32", "bf16": "torch.bfloat16", "fp16": "torch.float16",
-                "f64": "torch.float64", "i64": "torch.int64"}
+                "f64": "torch.float64", "i64": "torch.int64", "c64": "torch.complex64"}
 
 
 # --------------------------------------------------------------------------
@@ -283,7 +319,7 @@ class Program:
         lines = [
             f"# jitamp fuzz program: seed {self.seed}, index {self.index}",
             "# Reproduce: python -m jitamp.fuzz --seed %d --index %d" % (self.seed, self.index),
-            "from typing import List, Optional, Tuple",
+            "from typing import Dict, List, Optional, Tuple",
             "",
             "import torch",
             "import torch.nn.functional as F",
@@ -302,7 +338,8 @@ class Program:
 def render_harness(h: dict) -> list[str]:
     """The plain-Python part: inputs per call, what to compare."""
     out = ["# --- harness (plain Python, never scripted) ---"]
-    for key in ("KIND", "GRAD", "OUTER", "SAVE", "RUNTIME_JITAMP", "ALTERNATE", "EXECUTOR", "ADD_AUTOCAST"):
+    for key in ("KIND", "GRAD", "OUTER", "SAVE", "RUNTIME_JITAMP", "ALTERNATE", "EXECUTOR", "ADD_AUTOCAST",
+                "THREADS"):
         out.append(f"{key} = {h[key]!r}")
     out.append("")
     out.append("")
@@ -313,6 +350,8 @@ def render_harness(h: dict) -> list[str]:
     for name, dtype in h["tensors"]:
         if dtype == "i64":
             out.append(f"    {name} = torch.randint(-3, 4, (4, 4), generator=g)")
+        elif dtype == "c64":
+            out.append(f"    {name} = torch.randn(4, 4, generator=g, dtype=torch.complex64)")
         else:
             out.append(f"    {name} = torch.randn(4, 4, generator=g).to({INPUT_DTYPES[dtype]})")
         names.append(name)
@@ -347,6 +386,7 @@ class Var:
     # written in place: never reassigned after (in a loop, the write would
     # reach the new value, an alias of an input or a weight, next iteration)
     written: bool = False
+    assignable: bool = True  # `name = ...` is a statement (not a tuple's element)
 
 
 @dataclass
@@ -367,6 +407,7 @@ class Generator:
         self.features: set[str] = set()
         self.use_sink = True
         self.sink_helpers: set[str] = set()
+        self.uses_class = False
 
     # -- helpers ----------------------------------------------------------
     def name(self, prefix: str = "v") -> str:
@@ -517,6 +558,8 @@ class Generator:
                 nodes.append(self.call(env))
             elif r < 0.965:
                 nodes.append(self.raising(env))
+            elif r < 0.99:
+                nodes.append(self.container(env))
             elif ctx.scopes < 3 and acs:
                 self.features.add("autocast:re-entry")
                 nodes.extend(self.with_block(env, ctx, acs, reuse=self.pick(acs)))
@@ -525,8 +568,10 @@ class Generator:
         return nodes
 
     def assign(self, env: list[Var], ctx: Ctx) -> Line:
+        if self.chance(0.15) and any(re.fullmatch(r"o\d+\.a", v.name) for v in env):
+            return self.method_call(env)
         expr, fresh = self.op_expr(env)
-        reassignable = [v for v in env if not v.name.startswith(("x", "self.")) and not v.written]
+        reassignable = [v for v in env if v.assignable and not v.name.startswith(("x", "self.")) and not v.written]
         if reassignable and self.chance(0.2):
             v = self.pick(reassignable)
             v.fresh = False  # it may now hold either value: no longer a safe in-place target
@@ -557,6 +602,51 @@ class Generator:
             return Block(f"if bool({v}.sum() > 4.0):", [Line(f"raise {cls}('fuzz: {v} too large')", fixed=True)])
         self.features.add("control:assert")
         return Line(f"assert bool({v}.abs().max() < 8.0), 'fuzz: {v} out of range'", fixed=True)
+
+    def container(self, env: list[Var]) -> Line:
+        """A tuple, a Dict[str, Tensor] or an object of the program's class
+        `Pair` holding two tensors: their elements are operands from here
+        on (a dict's entries and an object's attributes are assigned to
+        too); or a call of a visible object's method (`prod`: a matmul;
+        `scoped`: one inside an autocast scope of its own)."""
+        if self.chance(0.3) and any(re.fullmatch(r"o\d+\.a", v.name) for v in env):
+            return self.method_call(env)
+        a, b = self.operands(env, 2)
+        r = self.rng.random()
+        if r < 0.35:
+            self.features.add("value:tuple")
+            name = self.name("tu")
+            env.extend([Var(f"{name}[0]", False, assignable=False), Var(f"{name}[1]", False, assignable=False)])
+            return Line(f"{name} = ({a}, {b})", fixed=True)
+        if r < 0.7:
+            self.features.add("value:dict")
+            name = self.name("d")
+            env.extend([Var(f'{name}["p"]', False), Var(f'{name}["q"]', False)])
+            return Line(f'{name}: Dict[str, Tensor] = {{"p": {a}, "q": {b}}}', fixed=True)
+        self.features.add("value:class")
+        self.uses_class = True
+        name = self.name("o")
+        env.extend([Var(f"{name}.a", False), Var(f"{name}.b", False)])
+        return Line(f"{name} = Pair({a}, {b})", fixed=True)
+
+    def method_call(self, env: list[Var]) -> Line:
+        self.features.add("value:class method")
+        objects = [v.name[:-2] for v in env if re.fullmatch(r"o\d+\.a", v.name)]
+        name = self.name()
+        env.append(Var(name, True))
+        method = self.pick(["prod", "scoped"])
+        return Line(f"{name} = {self.pick(objects)}.{method}()", defines=name, sink=self.use_sink)
+
+    def pair_class(self) -> Def:
+        """The class `container` makes objects of (compiled by TorchScript
+        where scripted code uses it; a plain Python class in eager)."""
+        dtype = self.pick(list(LOWER.values())) if self.mixed else LOWER[self.lower]
+        lines = ["    def __init__(self, a: Tensor, b: Tensor):", "        self.a = a", "        self.b = b", "",
+                 "    def prod(self) -> Tensor:", "        return torch.mm(self.a, self.b)", "",
+                 "    def scoped(self) -> Tensor:",
+                 f"        with torch.autocast('cpu', dtype={dtype}):",
+                 "            r = torch.mm(self.a, self.b)", "        return r"]
+        return Def(["class Pair:"] + lines, [], name="Pair")
 
     def cond(self, env: list[Var]) -> str:
         choices = [f"bool({self.pick(env).name}.sum() > 0)"]
@@ -679,7 +769,7 @@ class Generator:
         elif self.chance(0.5):
             dtypes = [self.pick(["bf16", "fp16", "f64"])] * n_tensors
         else:
-            dtypes = [self.pick(["f32", "f32", "bf16", "fp16", "f64", "i64"]) for _ in range(n_tensors)]
+            dtypes = [self.pick(["f32", "f32", "bf16", "fp16", "f64", "i64", "c64"]) for _ in range(n_tensors)]
         tensors = [(f"x{i}", d) for i, d in enumerate(dtypes)]
         for _, d in tensors:
             self.features.add(f"input:{d}")
@@ -746,6 +836,8 @@ class Generator:
         body = pre + (body if self.scope_exits else drop_returns_before_with(body))
         tail = ["    " * indent + self.return_line(env)]
         defs.append(Def(header, body, tail, indent=indent, name="prog"))
+        if self.uses_class:
+            defs.insert(0, self.pair_class())
 
         fork = any(k == "fork" for k, _, _ in self.callables)
         ignore = any(k == "ignore" for k, _, _ in self.callables)
@@ -782,6 +874,9 @@ class Generator:
             # against eager inside torch.autocast (ADD_AUTOCAST_SHARE of
             # module programs; drawn apart from the program's stream)
             "ADD_AUTOCAST": _add_autocast_draw(self.kind, self.seed, self.index),
+            # called from two threads at once (as a server's workers call a
+            # model), the second in another eager region: drawn apart
+            "THREADS": self._threads_draw(outer),
             "input_seed": rng.randrange(1 << 20),
             "tensors": tensors,
             "extras": extras,
@@ -793,7 +888,27 @@ class Generator:
         self.features.add(f"executor:{harness['EXECUTOR']}")
         if harness["ADD_AUTOCAST"]:
             self.features.add("add_autocast")
+        if harness["THREADS"]:
+            self.features.add("threads")
         return Program(self.seed, self.index, defs, harness, self.features)
+
+    def _threads_draw(self, outer) -> tuple | None:
+        """None, or the second thread's eager region (as OUTER's spec, in a
+        one-tuple): autocast on where OUTER leaves it off, else none. Not
+        for programs that mix lower precisions: eager's cast cache is one
+        for all threads, so two threads casting one weight to two dtypes
+        at once make eager's own results depend on their timing. Nor with
+        `@torch.autocast` helpers: eager's decorator is one autocast object
+        for all calls, whose __enter__ keeps the thread's previous state on
+        the object, so two threads restore each other's state at exit
+        (docs/facts.md; jitamp's scope per call does not)."""
+        draw = random.Random(f"jitamp-fuzz-threads:{self.seed}:{self.index}")
+        if (draw.random() >= THREADS_SHARE or self.mixed
+                or any(kind == "autocast-decorated" for kind, _, _ in self.callables)):
+            return None
+        if outer is None or isinstance(outer, str) or not outer[2]:
+            return (("cpu", {"bf16": "bfloat16", "fp16": "float16"}[self.lower], True),)
+        return (None,)
 
     def helper(self) -> Def:
         name = self.name("h")
