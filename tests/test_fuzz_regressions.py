@@ -98,6 +98,7 @@ dead `out=` write, deleted from its own plan and kept where a caller's loop
 inlines it ("known:dead-code").
 """
 import importlib.util
+import io
 import os
 import subprocess
 import sys
@@ -614,6 +615,66 @@ def test_dead_empty_if_is_torchscripts():
     assert torch.equal(oracle.script_without_jitamp(compares)(b), b)
 
 
+def test_profiling_complex_grad_is_torchscripts():
+    """Plain TorchScript's profiling executor: the symbolic derivative of
+    mul and mm of complex tensors conjugates nothing, so from the plan's
+    second call the gradients are not eager's
+    (torchscript_profiling_complex_grad.py)."""
+    def mul(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x * y * 1.0
+
+    def mm(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return torch.mm(x, y) * 1.0
+
+    g = torch.Generator().manual_seed(3)
+    x, y = (torch.randn(4, 4, generator=g, dtype=torch.complex64) for _ in range(2))
+
+    def grads(fn):
+        a, b = x.clone().requires_grad_(), y.clone().requires_grad_()
+        fn(a, b).float().sum().backward()
+        return a.grad, b.grad
+
+    previous = torch._C._jit_set_profiling_executor(True)
+    try:
+        for fn in (mul, mm):
+            plain = oracle.script_without_jitamp(fn)
+            first, *later = [grads(plain) for _ in range(3)]
+            assert all(torch.allclose(e, s) for e, s in zip(grads(fn), first)), fn  # unoptimized: eager's
+            assert not torch.allclose(grads(fn)[0], later[-1][0], atol=1e-3), fn
+    finally:
+        torch._C._jit_set_profiling_executor(previous)
+
+
+class _ConvBeforeARaise(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(4, 4))
+
+    def forward(self, x: torch.Tensor) -> List[torch.Tensor]:
+        sink: List[torch.Tensor] = []
+        sink.append(torch.mm(self.w, x))
+        if bool(self.w.sum() > -100.0):
+            raise ValueError("after the mm")
+        return sink
+
+
+def test_loaded_frozen_model_drops_what_only_a_raise_follows_is_torchscripts():
+    """Plain TorchScript, no autocast: frozen, saved and loaded, a raise
+    whose condition reads only a weight is unconditional, and the mm before
+    it, whose result only the returned list holds, is dropped: its dtype
+    error is not raised (torchscript_stock_drops_what_only_a_raise_follows.py)."""
+    m = _ConvBeforeARaise().eval()
+    x = torch.randn(4, 4, dtype=torch.float64)
+    with pytest.raises(RuntimeError, match="expected"):
+        m(x)
+    frozen = torch.jit.freeze(oracle.script_without_jitamp(m))
+    buffer = io.BytesIO()
+    torch.jit.save(frozen, buffer)
+    loaded = torch.jit.load(io.BytesIO(buffer.getvalue()))
+    with torch.no_grad(), pytest.raises(Exception, match="after the mm"):
+        loaded(x)
+
+
 def test_assertion_error_class_is_torchscripts():
     """TorchScript compiles `assert c, msg` and `raise AssertionError(msg)`
     to a raise of "AssertionError: msg" that loses the class: plain
@@ -862,6 +923,8 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("torchscript_raise_assertion_error_class.py", "known:torchscript-error-class"),
     ("torchscript_frozen_profiling_matmul_message.py", "known:frozen-plain-torchscript"),
     ("torchscript_dead_condition_in_a_decorated_helper.py", "known:dead-code"),
+    ("torchscript_profiling_complex_grad.py", "known:profiling-complex-grad"),
+    ("torchscript_stock_drops_what_only_a_raise_follows.py", "known:dead-code"),
 ])
 def test_torchscript_and_frozen_differences_recognized(name, kind):
     """A scope only in a helper nothing calls leaves plain TorchScript a

@@ -83,9 +83,12 @@ errors naming a differentiable subgraph's output ("known:profiling-autograd-node
 or raised where eager returns, a formula having saved a tensor eager's does
 not ("known:profiling-saved-by-formula": softmax with dtype= saves its
 input), gradients NaN on one side only ("known:profiling-nan-grad": relu's
-formula multiplies a NaN gradient by its mask, eager's selects); plain
+formula multiplies a NaN gradient by its mask, eager's selects), gradients
+through complex values ("known:profiling-complex-grad": the formulas
+conjugate nothing; the simple executor gives eager's); plain
 TorchScript does all of these. A profiling program with no
-autocast anywhere that differs is run as plain TorchScript too, and a
+autocast anywhere (or scopes that change nothing eager computes: then its
+scope-free twin) that differs is run as plain TorchScript too, and a
 difference of the same kind is "known:profiling-plain-torchscript", and so
 is an error that plain TorchScript, called in the same region, raises at the
 same call where eager does not (where autocast changes what the program
