@@ -366,14 +366,11 @@ def _compare_frozen(obj, scripted, module, source, directory, stem,
     failed = _compare_inference_model(obj, optimized, module, source, directory, stem, "optimized")
     if failed is not None:
         return failed
-    if save:
-        # loading compiles the methods again (constant pooling: fuzz seed
-        # 2602, index 2667), then the loader rewrites them
-        try:
-            _compare(obj, _saved_and_loaded(frozen), module, frozen=True)
-        except AssertionError as exc:
-            return (known_difference(str(exc), _profiling(module))
-                    or "frozen-saved-mismatch:" + classify(str(exc))), str(exc)
+    # loading compiles the methods again (constant pooling: fuzz seed 2602,
+    # index 2667), then the loader rewrites them
+    if save and (failed := _compare_inference_model(obj, _saved_and_loaded(frozen), module, source,
+                                                    directory, stem, "frozen-saved")):
+        return failed
     if not _autocast_off(module.OUTER):
         return None
     try:
@@ -381,38 +378,32 @@ def _compare_frozen(obj, scripted, module, source, directory, stem,
         standalone = jitamp.freeze(scripted, standalone=True, profiling_executor=_profiling(module))
     except ValueError:
         return None  # an op or scope that needs jitamp: it says which
-    # Eager's error from an op whose result only code after a raise reads,
-    # which the standalone model (its scopes gone, the raise's condition
-    # folded) drops: dead code (seed 112805, index 3115: a conv2d before a
-    # raise whose condition reads only a weight)
-    try:
-        _compare(obj, standalone, module, frozen=True)
-    except AssertionError as exc:
-        kind = known_difference(str(exc), _profiling(module)) or "standalone-mismatch:" + classify(str(exc))
-        if (kind == "standalone-mismatch:error" and _raised_past(str(exc))
-                and _raises_in_dead_code(obj, module, source, directory, stem, standalone)):
-            kind = "known:dead-code"
-        return kind, str(exc)
-    loaded = _saved_and_loaded(standalone)
-    try:
-        _compare(obj, loaded, module, frozen=True)
-    except AssertionError as exc:
-        kind = known_difference(str(exc), _profiling(module)) or "stock-mismatch:" + classify(str(exc))
-        if (kind == "stock-mismatch:error" and _raised_past(str(exc))
-                and _raises_in_dead_code(obj, module, source, directory, stem, loaded)):
-            kind = "known:dead-code"
-        elif (kind.startswith("stock-mismatch:")
-                and _plain_torchscript_differs(obj, module, source, directory, stem, kind, frozen=True, stock=True)):
-            kind = "known:stock-plain-torchscript"
-        return kind, str(exc)
-    return None
+    return (_compare_inference_model(obj, standalone, module, source, directory, stem, "standalone")
+            or _compare_inference_model(obj, _saved_and_loaded(standalone), module, source, directory,
+                                        stem, "stock"))
+
+
+# How plain TorchScript makes each kind of inference model of a module.
+_PLAIN_MODEL: dict[str, Callable[[Any], Any]] = {
+    "frozen": lambda plain: torch.jit.freeze(plain),
+    "standalone": lambda plain: torch.jit.freeze(plain),
+    "optimized": lambda plain: torch.jit.optimize_for_inference(plain),
+    "frozen-saved": lambda plain: _saved_and_loaded(torch.jit.freeze(plain)),
+    "stock": lambda plain: _saved_and_loaded(torch.jit.freeze(plain)),
+}
 
 
 def _compare_inference_model(obj, model, module, source, directory, stem,
                              what: str) -> tuple[str, str] | None:
-    """A frozen `model` (what: "frozen", or "optimized" by
-    optimize_for_inference) against eager under torch.no_grad() inside
-    OUTER: (kind, message) of a difference, classified, else None."""
+    """An inference `model` against eager under torch.no_grad() inside
+    OUTER: (kind, message) of a difference, classified, else None. `what`:
+    "frozen" (torch.jit.freeze), "optimized" (optimize_for_inference),
+    "frozen-saved" (frozen, saved and loaded), "standalone"
+    (jitamp.freeze(standalone=True)), "stock" (that, saved and loaded: the
+    stock executor runs it). Eager's error from an op whose result only
+    code after a raise reads, which a loaded standalone model drops (its
+    scopes gone, the raise's condition folded), is dead code too (seed
+    112805, index 3115)."""
     try:
         _compare(obj, model, module, frozen=True)
     except AssertionError as exc:
@@ -429,11 +420,9 @@ def _compare_inference_model(obj, model, module, source, directory, stem,
             kind = "known:dead-code"
         elif kind.startswith(f"{what}-mismatch:") and (
                 _plain_torchscript_differs(obj, module, source, directory, stem, kind, frozen=True,
-                                           optimize=what == "optimized")
+                                           make=_PLAIN_MODEL[what])
                 or kind == f"{what}-mismatch:error" and ": messages differ" in str(exc)
-                and _plain_words_it_so(obj, module, source, directory, stem, str(exc),
-                                       torch.jit.optimize_for_inference if what == "optimized"
-                                       else torch.jit.freeze)):
+                and _plain_words_it_so(obj, module, source, directory, stem, str(exc), _PLAIN_MODEL[what])):
             kind = f"known:{what}-plain-torchscript"
         elif kind.startswith(f"{what}-mismatch:") and _frozen_equals_eager_uncached(obj, model, module):
             kind = "known:frozen-cast-cache"
@@ -872,10 +861,9 @@ def _callee_drops_what_raised(module: Any, message: str) -> bool:
 
 
 def _plain_torchscript_differs(obj, module, source, directory, stem, kind, *, frozen: bool = False,
-                               stock: bool = False, optimize: bool = False, message: str = "") -> bool:
-    """Whether the program scripted without jitamp (frozen: then frozen with
-    torch.jit.freeze, or with optimize: torch.jit.optimize_for_inference;
-    stock: then saved and loaded, _saved_and_loaded) differs
+                               make: Callable[[Any], Any] | None = None, message: str = "") -> bool:
+    """Whether the program scripted without jitamp (frozen: then made an
+    inference model by `make`, _PLAIN_MODEL's) differs
     from eager as jitamp's did (same kind). Only
     where autocast is nowhere (no scope in what the program runs, callees
     inlined: one in a helper nothing calls does not count; an eager region
@@ -911,17 +899,14 @@ def _plain_torchscript_differs(obj, module, source, directory, stem, kind, *, fr
                     if _autocast_scopes_in(plain) or (
                             text is not source and not _scopes_change_nothing(obj, reference, frozen=frozen)):
                         continue
-                    model = (torch.jit.optimize_for_inference(plain.eval()) if optimize
-                             else torch.jit.freeze(plain.eval()) if frozen else plain)
-                    _compare(obj, _saved_and_loaded(model) if stock else model, reference, frozen=frozen)
+                    model = (make or torch.jit.freeze)(plain.eval()) if frozen else plain
+                    _compare(obj, model, reference, frozen=frozen)
                     return False
             except AssertionError as exc:
-                prefix = ("stock-mismatch:" if stock else "optimized-mismatch:" if optimize
-                          else "frozen-mismatch:" if frozen else "mismatch:")
-                return prefix + classify(str(exc)) == kind
+                return kind.rsplit(":", 1)[-1] == classify(str(exc))  # the same kind of difference
             except Exception:
                 continue
-    return (kind == "mismatch:error" and not frozen and not stock
+    return (kind == "mismatch:error" and not frozen
             and _plain_raises_the_same(obj, module, source, directory, stem, message))
 
 
@@ -1405,4 +1390,9 @@ def reproduce(path: str) -> None:
 
 
 def repro_source(source: str) -> str:
-    return source + REPRO_MAIN
+    """A program's file as a reproducer: jitamp imported before the
+    program's `@torch.jit.script` helpers compile (at import: they may call
+    what jitamp makes scriptable, torch.amp.is_autocast_available; seed
+    112805, index 7395), and a main that runs reproduce()."""
+    return re.sub(r"^import torch$", "import torch\nimport jitamp  # noqa: F401", source, count=1,
+                  flags=re.M) + REPRO_MAIN
