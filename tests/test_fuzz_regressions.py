@@ -576,31 +576,6 @@ def test_linalg_error_class_is_torchscripts():
     assert type(raised.value) is RuntimeError
 
 
-class _BatchedMatmul(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.w = torch.nn.Parameter(torch.randn(4, 4))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.matmul(x.unsqueeze(0).expand(2, 4, 4), self.w)
-
-
-def test_frozen_profiling_matmul_message_is_torchscripts():
-    """Plain TorchScript (no jitamp, no autocast), frozen on its default
-    profiling executor: a float16 batch times a float32 weight raises
-    another message than eager's
-    (torchscript_frozen_profiling_matmul_message.py)."""
-    m = _BatchedMatmul().eval()
-    x = torch.randn(4, 4).half()
-    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype"):
-        m(x)
-    frozen = torch.jit.freeze(oracle.script_without_jitamp(m))
-    with torch.no_grad():
-        for _ in range(3):
-            with pytest.raises(RuntimeError, match="expected scalar type Half but found Float"):
-                frozen(x)
-
-
 def test_dead_empty_if_is_torchscripts():
     """Plain TorchScript emits nothing for `if c: pass`, so c's error never
     comes (torchscript_dead_condition_in_a_decorated_helper.py)."""
@@ -744,8 +719,9 @@ def test_frozen_matmul_of_a_weight_raises_another_message_in_plain_torchscript()
     m1 and m2 to have the same dtype"; the frozen model, whose weight is a
     constant, raises "expected scalar type Half but found Float". Plain
     TorchScript, no jitamp, no autocast. The fuzzer's seed 112701, index 6809
-    is this after a scope (where plain TorchScript is no reference); the
-    runner does not label it yet."""
+    and seed 112804, index 2288 are this in programs with scopes, where the
+    runner asks the program's scope-free twin: "known:frozen-plain-torchscript"
+    (torchscript_frozen_profiling_matmul_message.py)."""
     x = torch.randn(4, 4).half()
     model = _BatchedMatmulOfAWeight().eval()
     with torch.no_grad():
@@ -1106,3 +1082,86 @@ def f(a: torch.Tensor, b: torch.Tensor, flag: bool):
     assert "Expected out tensor to have dtype double" in errors["eager", 3], errors
     assert "Expected out tensor to have dtype double" in errors["plain", 1], errors
     assert "functions with out=... arguments don't support automatic differentiation" in errors["plain", 3], errors
+
+
+# Plain TorchScript (no jitamp, no autocast) showing each of the known kinds
+# the runner recognizes by message alone (known_difference): the profiling
+# executor's symbolic autodiff, from the plan's second call, and
+# TorchScript's choice of overloads.
+
+def _grads_per_call(fn, make_args, calls: int = 4) -> list:
+    """Each call's input gradients, or its error's last line."""
+    out = []
+    for _ in range(calls):
+        args = make_args()
+        try:
+            fn(*args).float().sum().backward()
+            out.append([a.grad for a in args])
+        except RuntimeError as exc:
+            out.append(str(exc).strip().splitlines()[-1])
+    return out
+
+
+@pytest.fixture
+def profiling_executor():
+    previous = torch._C._jit_set_profiling_executor(True)
+    yield
+    torch._C._jit_set_profiling_executor(previous)
+
+
+def _abs_of_complex(x: torch.Tensor) -> torch.Tensor:
+    return torch.abs(x * 2.0) * 1.0
+
+
+def test_profiling_backward_formula_is_torchscripts(profiling_executor):
+    """known:profiling-backward-formula: abs's symbolic formula calls sign,
+    which refuses complex tensors; eager's derivative uses sgn."""
+    make = lambda: [torch.randn(4, dtype=torch.complex64).requires_grad_()]  # noqa: E731
+    assert not isinstance(_grads_per_call(_abs_of_complex, make, 1)[0], str)
+    plain = _grads_per_call(oracle.script_without_jitamp(_abs_of_complex), make)
+    assert not isinstance(plain[0], str)
+    assert all("torch.sign is not intended to support complex numbers" in r for r in plain[1:]), plain
+
+
+def _relu_then_nan(x: torch.Tensor) -> torch.Tensor:
+    return torch.relu(x * 1.0) * float("nan")
+
+
+def test_profiling_nan_grad_is_torchscripts(profiling_executor):
+    """known:profiling-nan-grad: relu's formula multiplies a NaN gradient by
+    its mask (NaN), eager's threshold_backward selects 0."""
+    make = lambda: [torch.tensor([-1.0, 2.0]).requires_grad_()]  # noqa: E731
+    eager = _grads_per_call(_relu_then_nan, make, 1)[0][0]
+    assert eager[0] == 0 and eager[1].isnan()
+    plain = _grads_per_call(oracle.script_without_jitamp(_relu_then_nan), make)
+    assert torch.equal(plain[0][0].nan_to_num(), eager.nan_to_num())
+    assert all(r[0][0].isnan() for r in plain[1:]), plain
+
+
+def _in_place_on_a_view_of_a_bmm(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    v = torch.bmm(x.unsqueeze(0), x.unsqueeze(0)).squeeze(0)
+    v.add_(y)
+    return v * 1.0
+
+
+def test_profiling_view_of_leaf_is_torchscripts(profiling_executor):
+    """known:profiling-view-of-leaf: an in-place op on a view of a
+    differentiable subgraph's result raises "a view of a leaf Variable that
+    requires grad" from the plan's second call; eager returns."""
+    make = lambda: [torch.randn(4, 4).requires_grad_(), torch.randn(4, 4)]  # noqa: E731
+    assert not isinstance(_grads_per_call(_in_place_on_a_view_of_a_bmm, make, 1)[0], str)
+    plain = _grads_per_call(oracle.script_without_jitamp(_in_place_on_a_view_of_a_bmm), make)
+    assert any(isinstance(r, str) and "a view of a leaf Variable that requires grad" in r for r in plain), plain
+
+
+def _scalar_product(x: torch.Tensor) -> torch.Tensor:
+    return x * 2.0
+
+
+def test_autograd_node_name_is_torchscripts():
+    """known:autograd-node-name: TorchScript picks mul.Scalar for `x * 2.0`
+    (MulBackward1), eager mul.Tensor (MulBackward0): an in-place error names
+    the node."""
+    x = torch.randn(3, requires_grad=True)
+    assert _scalar_product(x).grad_fn.name() == "MulBackward0"
+    assert oracle.script_without_jitamp(_scalar_product)(x).grad_fn.name() == "MulBackward1"

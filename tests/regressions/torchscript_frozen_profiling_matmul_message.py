@@ -5,7 +5,7 @@
 # but found Float" where eager raises "expected m1 and m2 to have the same
 # dtype" (frozen-mismatch:error). TorchScript's own: the program frozen
 # without jitamp words it so too (test_fuzz_regressions.py,
-# test_frozen_profiling_matmul_message_is_torchscripts); an early return
+# test_frozen_matmul_of_a_weight_raises_another_message_in_plain_torchscript); an early return
 # before the scopes keeps plain TorchScript from scripting the program itself,
 # so the runner asks its scope-free twin (runner.scope_free_twin):
 # "known:frozen-plain-torchscript".
