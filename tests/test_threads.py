@@ -1,6 +1,8 @@
 """Threads: autocast state is per thread, in eager and in jitamp's graphs."""
 import threading
 
+import pytest
+
 import torch
 from torch import nn
 
@@ -77,3 +79,28 @@ def test_eight_threads_see_only_their_own_autocast_state():
         t.join()
     assert not failures, failures[:5]
     assert autocast_state() == before
+
+
+def _run_nested_forks(which: str) -> str:
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = Path(__file__).parent / "cli_inputs" / "nested_forks_in_a_scope.py"
+    try:
+        done = subprocess.run([sys.executable, str(script), which], capture_output=True, text=True,
+                              timeout=20)
+    except subprocess.TimeoutExpired:
+        return "hang"
+    return done.stdout.strip() or done.stderr[-2000:]
+
+
+def test_nested_forks_in_a_scope_run_in_plain_torchscript():
+    assert _run_nested_forks("plain") == "done"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "known jitamp bug (fuzz seed 112807, index 37463; docs/runtime-model.md, 'Guards and "
+    "forked tasks'): jitamp's waits block their thread, so forked tasks that fork and wait "
+    "hold every inter-op pool thread (2 here) while the tasks they wait for are queued: a hang"))
+def test_nested_forks_in_a_scope_do_not_hang_with_jitamp():
+    assert _run_nested_forks("jitamp") == "done"

@@ -185,8 +185,10 @@ OPS: list[Op] = [
     Op("aten::linalg_qr", "fp32", 1, "torch.linalg.qr({a})[0]"),
     Op("aten::linalg_svd", "fp32", 2, "torch.linalg.svd({a})[0] * {b}"),
     Op("aten::linalg_eigh", "fp32", 1, "torch.linalg.eigh({a} + {a}.t())[1]"),
-    Op("aten::linalg_eigvals", "fp32", 2, "torch.linalg.eigvals({a}).abs().unsqueeze(1) + {b}"),
-    Op("aten::linalg_eig", "fp32", 1, "torch.linalg.eig({a})[0].real.unsqueeze(0) * {a}"),
+    # (finite inputs: eager's linalg.eigvals of an all-NaN or all-inf
+    # matrix segfaults in LAPACK on CPU, torch 2.13; docs/facts.md)
+    Op("aten::linalg_eigvals", "fp32", 2, "torch.linalg.eigvals({a}.nan_to_num(0.0, 0.0, 0.0)).abs().unsqueeze(1) + {b}"),
+    Op("aten::linalg_eig", "fp32", 1, "torch.linalg.eig({a}.nan_to_num(0.0, 0.0, 0.0))[0].real.unsqueeze(0) * {a}"),
     Op("aten::linalg_cholesky", "fp32", 1, "torch.linalg.cholesky({a} @ {a}.t() + torch.eye(4, dtype={a}.dtype))"),
     Op("aten::pinverse", "fp32", 1, "torch.pinverse({a})"),
     Op("aten::cholesky_solve", "fp32", 2,
