@@ -338,31 +338,18 @@ def _compare_frozen(obj, scripted, module, source, directory, stem,
     else None. Leaves obj in eval mode (the last comparison)."""
     obj.eval()
     scripted.eval()
-    try:
-        frozen = torch.jit.freeze(scripted)
-    except Exception as exc:
-        message = f"{type(exc).__name__}: {exc}"
-        try:  # does TorchScript's freeze take the module scripted without jitamp?
-            with scripted_without_jitamp(source, directory, stem + "_plain_freeze") as (_, plain):
-                torch.jit.freeze(plain.eval())
-        except Exception:
-            return None  # TorchScript's own limit
-        return "freeze", message
+    frozen = _made_unless_torchscript_refuses(torch.jit.freeze, scripted, source, directory, stem)
+    if not isinstance(frozen, torch.jit.ScriptModule):
+        return frozen and ("freeze", frozen)
     failed = _compare_inference_model(obj, frozen, module, source, directory, stem, "frozen")
     if failed is not None:
         return failed
     # torch.jit.optimize_for_inference: freezing, then TorchScript's
     # inference passes (jitamp folds after them, docs/frozen.md)
-    try:
-        optimized = torch.jit.optimize_for_inference(scripted)
-    except Exception as exc:
-        message = f"{type(exc).__name__}: {exc}"
-        try:  # does TorchScript's optimize_for_inference take it without jitamp?
-            with scripted_without_jitamp(source, directory, stem + "_plain_optimize") as (_, plain):
-                torch.jit.optimize_for_inference(plain.eval())
-        except Exception:
-            return None  # TorchScript's own limit
-        return "optimize", message
+    optimized = _made_unless_torchscript_refuses(torch.jit.optimize_for_inference, scripted, source,
+                                                 directory, stem)
+    if not isinstance(optimized, torch.jit.ScriptModule):
+        return optimized and ("optimize", optimized)
     failed = _compare_inference_model(obj, optimized, module, source, directory, stem, "optimized")
     if failed is not None:
         return failed
@@ -381,6 +368,22 @@ def _compare_frozen(obj, scripted, module, source, directory, stem,
     return (_compare_inference_model(obj, standalone, module, source, directory, stem, "standalone")
             or _compare_inference_model(obj, _saved_and_loaded(standalone), module, source, directory,
                                         stem, "stock"))
+
+
+def _made_unless_torchscript_refuses(make, scripted, source, directory, stem) -> Any:
+    """make(scripted) (torch.jit.freeze, optimize_for_inference); where it
+    raises, the error's message, or None where make refuses the module
+    scripted without jitamp too (TorchScript's own limit)."""
+    try:
+        return make(scripted)
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {exc}"
+    try:
+        with scripted_without_jitamp(source, directory, stem + "_plain_make") as (_, plain):
+            make(plain.eval())
+    except Exception:
+        return None
+    return message
 
 
 # How plain TorchScript makes each kind of inference model of a module.
