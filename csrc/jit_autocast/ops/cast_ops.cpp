@@ -81,9 +81,17 @@ using c10::DeviceType;
 // keyed by its address and stays until the next outermost scope exit).
 bool eagerHandsNoGradCastsToGradUses() {
   static const bool hands = [] {
+    // Asked where the first no-grad cast runs, which may be inside
+    // torch.inference_mode() (its tensors are never cached) or a float16
+    // region (eager caches only casts to the region's dtype): with neither,
+    // the answer holds for the whole process (torch 2.4.1 answered wrong
+    // after a float16 region's frozen model had cast first).
+    c10::InferenceMode not_inference(false);
     static const Tensor* probe =
         new Tensor(at::ones({1}, at::kFloat).set_requires_grad(true));
     const bool cache_was_enabled = at::autocast::is_autocast_cache_enabled();
+    const at::ScalarType dtype_was = at::autocast::get_autocast_dtype(DeviceType::CPU);
+    at::autocast::set_autocast_dtype(DeviceType::CPU, at::kBFloat16);
     at::autocast::set_autocast_cache_enabled(true);
     {
       at::NoGradGuard no_grad;
@@ -96,6 +104,7 @@ bool eagerHandsNoGradCastsToGradUses() {
           at::autocast::cached_cast(at::kBFloat16, *probe, DeviceType::CPU);
     }
     at::autocast::set_autocast_cache_enabled(cache_was_enabled);
+    at::autocast::set_autocast_dtype(DeviceType::CPU, dtype_was);
     return !with_grad.requires_grad();
   }();
   return hands;
