@@ -901,6 +901,8 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("torchscript_dead_condition_in_a_decorated_helper.py", "known:dead-code"),
     ("torchscript_profiling_complex_grad.py", "known:profiling-complex-grad"),
     ("torchscript_stock_drops_what_only_a_raise_follows.py", "known:dead-code"),
+    ("torchscript_plain_plan_skips_an_unread_objects_condition.py", "known:plain-torchscript"),
+    ("torchscript_plain_plan_raises_another_error_class.py", "known:plain-torchscript"),
 ])
 def test_torchscript_and_frozen_differences_recognized(name, kind):
     """A scope only in a helper nothing calls leaves plain TorchScript a

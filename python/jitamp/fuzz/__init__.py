@@ -88,7 +88,10 @@ through complex values ("known:profiling-complex-grad": the formulas
 conjugate nothing; the simple executor gives eager's); plain
 TorchScript does all of these. A profiling program with no
 autocast anywhere (or scopes that change nothing eager computes: then its
-scope-free twin) that differs is run as plain TorchScript too, and a
+scope-free twin) that differs is run as plain TorchScript too (and an
+error the scope-free twin on plain TorchScript raises at the same call
+where eager with its scopes doing nothing raises eager's is
+"known:plain-torchscript"), and a
 difference of the same kind is "known:profiling-plain-torchscript", and so
 is an error that plain TorchScript, called in the same region, raises at the
 same call where eager does not (where autocast changes what the program

@@ -798,6 +798,9 @@ def _known_finding(kind, obj, scripted, module, source, directory, stem, message
     if (kind.startswith("mismatch:") and _profiling(module)
             and _plain_torchscript_differs(obj, module, source, directory, stem, kind, message=message)):
         return "known:profiling-plain-torchscript"
+    if (kind == "mismatch:error" and _raised_past(message)
+            and _plain_words_it_so(obj, module, source, directory, stem, message, None, frozen=False)):
+        return "known:plain-torchscript"
     if kind == "mismatch:error" and (
             _callee_drops_what_raised(module, message)
             or _raised_past(message) and _raises_in_dead_code(obj, module, source, directory, stem)):
@@ -1072,9 +1075,11 @@ def _plain_raises_the_same(obj, module, source, directory, stem, message) -> boo
     return True
 
 
-def _plain_words_it_so(obj, module, source, directory, stem, message, make: Callable[[Any], Any]) -> bool:
-    """Where eager and a frozen model raise at the same call with other
-    messages: whether the message is TorchScript's wording. Eager with every
+def _plain_words_it_so(obj, module, source, directory, stem, message, make: Callable[[Any], Any] | None,
+                       *, frozen: bool = True) -> bool:
+    """Where eager and a frozen model (frozen=False: the scripted program,
+    make None) raise at the same call with other messages: whether the
+    message is TorchScript's. Eager with every
     scope doing nothing (and no region) raises eager's error at that call
     too, so autocast decides nothing up to it, and the program scripted
     without jitamp and made the same way (`make`: frozen, optimized) raises
@@ -1083,20 +1088,25 @@ def _plain_words_it_so(obj, module, source, directory, stem, message, make: Call
     anyway). Seen: a float16 input's matmul with a float32 weight outside
     every scope, frozen on the profiling executor: "expected scalar type
     Half but found Float" for eager's "expected m1 and m2 to have the same
-    dtype" (seed 112804, index 2288; plain TorchScript too)."""
+    dtype" (seed 112804, index 2288; plain TorchScript too). Unfrozen: a
+    comparison of a complex tensor in an `if` whose body only builds an
+    object nothing reads, which eager raises and TorchScript's plan skips,
+    raising a later error (seed 112807, index 61471)."""
     mine, eager = _scripted_error(message), _raised(message, "eager")
     if mine is None or eager is None or not _autocast_off(module.OUTER):
         return False
     theirs = (mine[0], eager[0], _last_line(eager[1], eager[0]))
-    outer = oracle.no_grad_under(make_outer(module.OUTER))
+    outer = oracle.no_grad_under(make_outer(module.OUTER)) if frozen else make_outer(module.OUTER)
+    grad = False if frozen else None
     try:
         with _scopes_inert():
-            if _first_error(_unwrapping_callee_errors(obj), module, outer, grad=False) != theirs:
+            if _first_error(_unwrapping_callee_errors(obj), module, outer, grad=grad) != theirs:
                 return False
         with scripted_without_jitamp(scope_free_twin(source), directory, stem + "_plain_words") as (_, plain):
             builtin = torch._C._jit_set_autocast_mode(False)  # its scopes do nothing
             try:
-                return _first_error(make(plain.eval()), module, outer, grad=False) == mine
+                model = make(plain.eval()) if make is not None else plain
+                return _first_error(model, module, outer, grad=grad) == mine
             finally:
                 torch._C._jit_set_autocast_mode(builtin)
     except Exception:
