@@ -570,7 +570,7 @@ class Generator:
         return nodes
 
     def assign(self, env: list[Var], ctx: Ctx) -> Line:
-        if self.chance(0.15) and any(re.fullmatch(r"o\d+\.a", v.name) for v in env):
+        if self.chance(0.15) and _objects(env):
             return self.method_call(env)
         expr, fresh = self.op_expr(env)
         reassignable = [v for v in env if v.assignable and not v.name.startswith(("x", "self.")) and not v.written]
@@ -611,7 +611,7 @@ class Generator:
         on (a dict's entries and an object's attributes are assigned to
         too); or a call of a visible object's method (`prod`: a matmul;
         `scoped`: one inside an autocast scope of its own)."""
-        if self.chance(0.3) and any(re.fullmatch(r"o\d+\.a", v.name) for v in env):
+        if self.chance(0.3) and _objects(env):
             return self.method_call(env)
         a, b = self.operands(env, 2)
         r = self.rng.random()
@@ -633,7 +633,7 @@ class Generator:
 
     def method_call(self, env: list[Var]) -> Line:
         self.features.add("value:class method")
-        objects = [v.name[:-2] for v in env if re.fullmatch(r"o\d+\.a", v.name)]
+        objects = _objects(env)
         name = self.name()
         env.append(Var(name, True))
         method = self.pick(["prod", "scoped"])
@@ -953,6 +953,11 @@ class Generator:
                   "        self.w = torch.nn.Parameter(torch.randn(4, 4))", "",
                   "    def forward(self, a: Tensor, sink: List[Tensor]) -> Tensor:"]
         return Def(header, body, [f"        return {ret}"], indent=2, name=name)
+
+
+def _objects(env: list[Var]) -> list[str]:
+    """The `Pair` objects visible in `env` (by their attribute `a`)."""
+    return [v.name[:-2] for v in env if re.fullmatch(r"o\d+\.a", v.name)]
 
 
 def _has_with(node) -> bool:

@@ -1323,9 +1323,7 @@ def _run_source(source: str, directory: str, stem: str, save: bool | None) -> Re
                 except AssertionError as exc:
                     found = str(exc.__cause__)  # the oracle's message, without the thread's
                     kind = known_difference(found, profiling) or "threads-mismatch:" + classify(found)
-                    if kind == "threads-mismatch:grad" and _known_finding(
-                            "mismatch:grad", obj, scripted, module, source, directory, stem,
-                            found) == "known:fork-grad-order":
+                    if _fork_order_only(kind, module, source, directory, stem, found):
                         kind = "known:fork-grad-order"
                     return Result(kind, str(exc), eager_raised)
             save = save if save is not None else module.SAVE
@@ -1337,9 +1335,7 @@ def _run_source(source: str, directory: str, stem: str, save: bool | None) -> Re
                     # a fork's gradient order varies with thread timing: the
                     # saved model may meet it where the first comparison did
                     # not (seed 112704, index 19628)
-                    if kind == "saved-mismatch:grad" and _known_finding(
-                            "mismatch:grad", obj, scripted, module, source, directory, stem,
-                            str(exc)) == "known:fork-grad-order":
+                    if _fork_order_only(kind, module, source, directory, stem, str(exc)):
                         kind = "known:fork-grad-order"
                     return Result(kind, str(exc), eager_raised)
             if module.KIND == "module":
