@@ -718,10 +718,14 @@ def test_frozen_matmul_of_a_weight_raises_another_message_in_plain_torchscript()
     scripted model's) matmul folds the batch into an mm that says "expected
     m1 and m2 to have the same dtype"; the frozen model, whose weight is a
     constant, raises "expected scalar type Half but found Float". Plain
-    TorchScript, no jitamp, no autocast. The fuzzer's seed 112701, index 6809
-    and seed 112804, index 2288 are this in programs with scopes, where the
-    runner asks the program's scope-free twin: "known:frozen-plain-torchscript"
-    (torchscript_frozen_profiling_matmul_message.py)."""
+    TorchScript, no jitamp, no autocast; eager whose weight does not require
+    grad raises the frozen model's message. The fuzzer's seed 112701, index
+    6809 and seed 112804, index 2288 are this in programs with scopes, where
+    the runner asks the program's scope-free twin: "known:frozen-plain-torchscript"
+    (torchscript_frozen_profiling_matmul_message.py); seed 112807, index 66799,
+    whose float16 comes from a scope (no twin has it), the runner asks eager
+    with constant weights: "known:frozen-constant-weights"
+    (torchscript_frozen_matmul_of_a_constant_weight.py)."""
     x = torch.randn(4, 4).half()
     model = _BatchedMatmulOfAWeight().eval()
     with torch.no_grad():
@@ -733,6 +737,9 @@ def test_frozen_matmul_of_a_weight_raises_another_message_in_plain_torchscript()
             frozen = torch.jit.freeze(oracle.script_without_jitamp(model))
         with pytest.raises(RuntimeError, match="expected scalar type Half but found Float"):
             frozen(x)
+        model.w.requires_grad_(False)
+        with pytest.raises(RuntimeError, match="expected scalar type Half but found Float"):
+            model(x)
 
 
 @pytest.mark.skipif(not __import__("jitamp._library", fromlist=["x"]).EAGER_ENTER_RETURNS_NONE,
@@ -903,6 +910,10 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("torchscript_stock_drops_what_only_a_raise_follows.py", "known:dead-code"),
     ("torchscript_plain_plan_skips_an_unread_objects_condition.py", "known:plain-torchscript"),
     ("torchscript_plain_plan_raises_another_error_class.py", "known:plain-torchscript"),
+    ("torchscript_frozen_matmul_of_a_constant_weight.py", "known:frozen-constant-weights"),
+    ("torchscript_frozen_drops_one_calls_dead_stack.py", "known:dead-code"),
+    ("torchscript_stock_drops_a_pairs_op_before_a_raise.py", "known:dead-code"),
+    ("torchscript_eagers_scripted_callee_runs_the_abs_formula.py", "known:profiling-backward-formula"),
 ])
 def test_torchscript_and_frozen_differences_recognized(name, kind):
     """A scope only in a helper nothing calls leaves plain TorchScript a

@@ -98,9 +98,10 @@ def test_nested_forks_in_a_scope_run_in_plain_torchscript():
     assert _run_nested_forks("plain") == "done"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known jitamp bug (fuzz seed 112807, index 37463; docs/runtime-model.md, 'Guards and "
-    "forked tasks'): jitamp's waits block their thread, so forked tasks that fork and wait "
-    "hold every inter-op pool thread (2 here) while the tasks they wait for are queued: a hang"))
-def test_nested_forks_in_a_scope_do_not_hang_with_jitamp():
+def test_nested_forks_in_a_scope_return_eagers_results_and_leave_every_thread_as_it_was():
+    # Fuzz seed 112807, index 37463: jitamp's waits blocked every thread, so
+    # tasks that fork and wait held both inter-op pool threads while the
+    # tasks they waited for were queued (a hang). Now a task's wait outside
+    # its own scopes lends the task's state to the wait and lets the thread
+    # go (docs/runtime-model.md, 'Guards and forked tasks').
     assert _run_nested_forks("jitamp") == "done"

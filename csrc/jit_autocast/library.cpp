@@ -3,7 +3,7 @@
 // schemas and kernel signatures that name it (static initialization order
 // across files is unspecified). Kernels are in ops/cast_ops.cpp (smart
 // casts), ops/scope_ops.cpp (scopes, fallback calls), ops/task_ops.cpp
-// (blocking wait, forked tasks) and pipeline/loader.cpp (loading saved
+// (waits, forked tasks) and pipeline/loader.cpp (loading saved
 // models).
 #include "ops/cast_ops.h"
 #include "ops/scope_ops.h"
@@ -99,12 +99,15 @@ TORCH_LIBRARY(jitamp, m) {
   for (const char* schema : scopes) {
     m.def(torch::schema(schema, c10::AliasAnalysisKind::CONSERVATIVE));
   }
-  // Generic like aten::wait, so that its result keeps its type through a
-  // save and load (task_ops.cpp).
-  m.def(torch::schema(
-      "wait(Future(t) future) -> t",
-      c10::AliasAnalysisKind::CONSERVATIVE,
-      /*allow_typevars=*/true));
+  // Generic like aten::wait (task_ops.cpp). jitamp::wait: the blocking
+  // wait of files saved before wait_prepare, which still load.
+  for (const char* schema :
+       {"wait_prepare(Future(t) future) -> __torch__.torch.classes.jitamp.TaskAutocastGuard?",
+        "wait_resume(__torch__.torch.classes.jitamp.TaskAutocastGuard? lent) -> ()",
+        "wait(Future(t) future) -> t"}) {
+    m.def(torch::schema(
+        schema, c10::AliasAnalysisKind::CONSERVATIVE, /*allow_typevars=*/true));
+  }
 }
 
 TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
@@ -138,10 +141,14 @@ TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
   m.impl("autocast_enter_in_plan.args", TORCH_FN(autocastEnterArgs));
   m.impl("autocast_exit", TORCH_FN(autocastExit));
   m.impl("autocast_cache_enabled", TORCH_FN(autocastCacheEnabled));
+  m.impl("wait_prepare", torch::CppFunction::makeFromBoxedFunction<&waitPrepare>());
+  m.impl("wait_resume", torch::CppFunction::makeFromBoxedFunction<&waitResume>());
   m.impl("wait", torch::CppFunction::makeFromBoxedFunction<&waitOnThisThread>());
   m.impl("autocast_task_state", TORCH_FN(autocastTaskState));
   m.impl("autocast_task_started", TORCH_FN(autocastTaskStarted));
-  m.impl("autocast_task_enter", TORCH_FN(autocastTaskEnter));
+  m.impl(
+      "autocast_task_enter",
+      torch::CppFunction::makeFromBoxedFunction<&autocastTaskEnter>());
   m.impl("autocast_task_exit", TORCH_FN(autocastTaskExit));
   m.impl("prepare_loaded", TORCH_FN(prepareLoaded));
   m.impl("raise_as_eager", TORCH_FN(raiseAsEager));

@@ -1,5 +1,6 @@
 # torch.jit.fork in a scope: the forked subgraph gets its own casts, and
-# aten::wait becomes the blocking jitamp::wait before the exit.
+# aten::wait, before the exit, is wrapped in wait_prepare (which blocks here:
+# a scope is open) and wait_resume.
 # RUN: jitamp dump %s:forked | filecheck %s
 import torch
 
@@ -11,13 +12,14 @@ def forked(x, y):
     return z
 
 # CHECK-LABEL: graph(%x.1 : Tensor,
-# CHECK-NOT: aten::wait
 # CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter(
 # CHECK-NEXT: [[S:%[^ ]+]] : __torch__.torch.classes.jitamp.TaskTicket = jitamp::autocast_task_state()
 # CHECK-NEXT: %fut.1 : Future[Tensor] = prim::fork_0(%x.1, %y.1, [[S]])
 # The fork's plan is made unoptimized; then the thread's flag is restored.
 # CHECK-NEXT: jitamp::autocast_task_started([[S]])
-# CHECK-NEXT: [[Z:%[^ ]+]] : Tensor = jitamp::wait(%fut.1)
+# CHECK-NEXT: [[L:%[^ ]+]] : __torch__.torch.classes.jitamp.TaskAutocastGuard? = jitamp::wait_prepare(%fut.1)
+# CHECK-NEXT: [[Z:%[^ ]+]] : Tensor = aten::wait(%fut.1)
+# CHECK-NEXT: jitamp::wait_resume([[L]])
 # CHECK-NEXT: jitamp::autocast_exit([[G]])
 # CHECK-NEXT: return ([[Z]])
 # The forked subgraph is a graph of its own with no scope in it: its casts
@@ -32,4 +34,3 @@ def forked(x, y):
 # CHECK-NEXT: [[M:%[^ ]+]] : Tensor = aten::mm([[X]], [[Y]])
 # CHECK-NEXT: jitamp::autocast_task_exit([[TG]])
 # CHECK-NEXT: return ([[M]])
-# CHECK-NOT: aten::wait

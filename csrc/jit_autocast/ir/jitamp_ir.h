@@ -37,7 +37,10 @@ inline const c10::Symbol kPromote =
     c10::Symbol::fromQualString("jitamp::autocast_promote");
 inline const c10::Symbol kDependent =
     c10::Symbol::fromQualString("jitamp::autocast_dependent");
-inline const c10::Symbol kWait = c10::Symbol::fromQualString("jitamp::wait");
+inline const c10::Symbol kWaitPrepare =
+    c10::Symbol::fromQualString("jitamp::wait_prepare");
+inline const c10::Symbol kWaitResume =
+    c10::Symbol::fromQualString("jitamp::wait_resume");
 inline const c10::Symbol kTaskState =
     c10::Symbol::fromQualString("jitamp::autocast_task_state");
 inline const c10::Symbol kTaskStarted =

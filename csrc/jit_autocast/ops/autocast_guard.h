@@ -8,6 +8,7 @@
 #include <ATen/autocast_mode.h>
 #include <torch/custom_class.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -70,41 +71,6 @@ inline void setAutocastDtypes(const std::vector<at::ScalarType>& dtypes) {
   }
 }
 
-struct AutocastGuard : torch::CustomClassHolder {
-  c10::DeviceType device_type = c10::DeviceType::CPU;
-  bool prev_enabled = false;
-  at::ScalarType prev_dtype = at::kBFloat16;
-  bool prev_cache_enabled = true;
-  bool open = false;
-  // The state is thread-local: only the thread that entered can restore it.
-  std::thread::id owner = std::this_thread::get_id();
-
-  // autocast.__exit__
-  void close() {
-    if (!open) {
-      return;
-    }
-    open = false;
-    const int depth = at::autocast::decrement_nesting();
-    if (depth == 0) {
-      clearCacheUnlessTasksPending();
-    }
-    at::autocast::set_autocast_enabled(device_type, prev_enabled);
-    at::autocast::set_autocast_dtype(device_type, prev_dtype);
-    at::autocast::set_autocast_cache_enabled(prev_cache_enabled);
-    NoteScopeExited(device_type, prev_enabled, prev_dtype, depth);
-  }
-
-  // An exception left the scope. Closes only on the thread that entered:
-  // the guard may be dropped on another (see docs/runtime-model.md,
-  // 'Guards and forked tasks'), whose state must not be touched.
-  ~AutocastGuard() override {
-    if (std::this_thread::get_id() == owner) {
-      close();
-    }
-  }
-};
-
 // The caller's autocast state, handed to a forked task: made by
 // jitamp::autocast_task_state before the fork, passed to the task as an
 // input. A ticket made inside an open scope counts in pendingTasks() until
@@ -142,18 +108,109 @@ struct TaskTicket : torch::CustomClassHolder {
   }
 };
 
+struct AutocastGuard : torch::CustomClassHolder {
+  c10::DeviceType device_type = c10::DeviceType::CPU;
+  bool prev_enabled = false;
+  at::ScalarType prev_dtype = at::kBFloat16;
+  bool prev_cache_enabled = true;
+  // The scope's own state, which a forked task's wait may move to another
+  // thread (TaskAutocastGuard).
+  bool enabled = false;
+  at::ScalarType dtype = at::kBFloat16;
+  bool cache_enabled = true;
+  bool open = false;
+  // The state is thread-local: only the thread that entered can restore it.
+  std::thread::id owner = std::this_thread::get_id();
+  // autocast.__exit__
+  void close() {
+    if (!open) {
+      return;
+    }
+    open = false;
+    const int depth = at::autocast::decrement_nesting();
+    if (depth == 0) {
+      clearCacheUnlessTasksPending();
+    }
+    at::autocast::set_autocast_enabled(device_type, prev_enabled);
+    at::autocast::set_autocast_dtype(device_type, prev_dtype);
+    at::autocast::set_autocast_cache_enabled(prev_cache_enabled);
+    NoteScopeExited(device_type, prev_enabled, prev_dtype, depth);
+  }
+
+  // Takes the scope's state off this thread (TaskAutocastGuard::lend).
+  void lend() {
+    at::autocast::decrement_nesting();
+    at::autocast::set_autocast_enabled(device_type, prev_enabled);
+    at::autocast::set_autocast_dtype(device_type, prev_dtype);
+    at::autocast::set_autocast_cache_enabled(prev_cache_enabled);
+    owner = std::thread::id();
+  }
+
+  // Puts it on this thread, where its task's state is (adopt).
+  void adopt() {
+    at::autocast::set_autocast_enabled(device_type, enabled);
+    at::autocast::set_autocast_dtype(device_type, dtype);
+    at::autocast::increment_nesting();
+    at::autocast::set_autocast_cache_enabled(cache_enabled);
+    owner = std::this_thread::get_id();
+  }
+
+  // An exception left the scope. Closes only on the thread that entered:
+  // the guard may be dropped on another (see docs/runtime-model.md,
+  // 'Guards and forked tasks'), whose state must not be touched.
+  // (release_resources: the last reference went while a task still names
+  // it.)
+  void release_resources() override {
+    closeOnOwner();
+  }
+  ~AutocastGuard() override {
+    closeOnOwner();
+  }
+
+ private:
+  void closeOnOwner() {
+    if (std::this_thread::get_id() == owner) {
+      close();
+    }
+  }
+};
+
 // The caller's autocast state as a forked task adopts it: made by
 // jitamp::autocast_task_enter, closed by jitamp::autocast_task_exit
-// (task_ops.cpp, carry_autocast_into_tasks.h).
+// (task_ops.cpp, carry_autocast_into_tasks.h). Not all of it is state that
+// TorchScript carries when a task resumes on another thread after a wait
+// (the dtypes on torch 2.4, the cache flag and the scope depth never are;
+// nor jitamp's own), so a wait that lets the task's thread go moves the
+// task's state, and its open scopes', with the task: lend() takes them off
+// the thread before the wait, adopt() puts them on the thread the task
+// resumes on (jitamp::wait_prepare, wait_resume).
 struct TaskAutocastGuard : torch::CustomClassHolder {
-  // What to restore: this thread's state before the task.
-  std::vector<at::ScalarType> prev_dtypes = autocastDtypes();
-  bool prev_cache_enabled = at::autocast::is_autocast_cache_enabled();
-  std::thread::id owner = std::this_thread::get_id();
+  // What to restore: the state of the thread the task runs on, before it.
+  std::vector<at::ScalarType> prev_dtypes;
+  bool prev_cache_enabled = true;
+  bool prev_region_is_jitamps = false;
+  // The task's regionIsJitamps() while lent.
+  bool region_is_jitamps = regionIsJitamps();
+  // The thread the task's state is on; none while lent to a wait.
+  std::thread::id owner;
+  // The interpreter stack of the task's run on that thread. A wait on
+  // another is in a run nested in the task's (a scripted function called
+  // from Python code the task calls), which must keep the thread.
+  const void* run_stack = nullptr;
+  // The jitamp scopes opened in the task, outermost first; those closed
+  // since are dropped at the next open or wait (forgetClosedScopes).
+  std::vector<c10::weak_intrusive_ptr<AutocastGuard>> scopes;
   c10::intrusive_ptr<TaskTicket> ticket; // held while the task runs
 
   explicit TaskAutocastGuard(c10::intrusive_ptr<TaskTicket> caller)
-      : ticket(std::move(caller)) {
+      : ticket(std::move(caller)) {}
+
+  // Puts the task's state on this thread, whose interpreter runs the task
+  // on `stack`.
+  void adopt(const void* stack) {
+    prev_dtypes = autocastDtypes();
+    prev_cache_enabled = at::autocast::is_autocast_cache_enabled();
+    prev_region_is_jitamps = regionIsJitamps();
     setAutocastDtypes(ticket->dtypes);
     at::autocast::set_autocast_cache_enabled(ticket->cache_enabled);
     // One nesting level for the caller's open scopes: in eager they are
@@ -163,26 +220,100 @@ struct TaskAutocastGuard : torch::CustomClassHolder {
     if (ticket->in_scope) {
       at::autocast::increment_nesting();
     }
+    regionIsJitamps() = region_is_jitamps;
+    for (const auto& scope : scopes) {
+      if (auto open = scope.lock()) {
+        open->adopt();
+      }
+    }
+    owner = std::this_thread::get_id();
+    run_stack = stack;
+    current() = c10::weak_intrusive_ptr<TaskAutocastGuard>(
+        c10::intrusive_ptr<TaskAutocastGuard>::reclaim_copy(this));
   }
 
-  void close() {
-    if (!ticket) {
-      return;
+  // Whether a wait on `stack` may let this thread go: it is in the task's
+  // own run, and every scope open in the task is on this thread.
+  bool mayLendThread(const void* stack) {
+    if (!ticket || owner != std::this_thread::get_id() ||
+        stack != run_stack) {
+      return false;
     }
+    forgetClosedScopes();
+    for (const auto& scope : scopes) {
+      if (scope.lock()->owner != owner) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Takes the task's state off this thread, as it was before the task.
+  void lend() {
+    for (auto it = scopes.rbegin(); it != scopes.rend(); ++it) {
+      if (auto open = it->lock()) {
+        open->lend();
+      }
+    }
+    region_is_jitamps = regionIsJitamps();
+    regionIsJitamps() = prev_region_is_jitamps;
     if (ticket->in_scope) {
       at::autocast::decrement_nesting();
     }
     setAutocastDtypes(prev_dtypes);
     at::autocast::set_autocast_cache_enabled(prev_cache_enabled);
+    owner = std::thread::id();
+    if (current()._unsafe_get_target() == this) {
+      current() = c10::weak_intrusive_ptr<TaskAutocastGuard>(
+          c10::intrusive_ptr<TaskAutocastGuard>());
+    }
+  }
+
+  void close() {
+    scopes.clear(); // none open at the task's end; after an exception, gone
+    if (ticket && owner == std::this_thread::get_id()) {
+      lend();
+    }
     ticket.reset();
   }
 
-  // Dropped by an exception on another thread (see AutocastGuard): that
-  // thread's state stays; the ticket goes all the same.
-  ~TaskAutocastGuard() override {
-    if (std::this_thread::get_id() == owner) {
-      close();
+  // A scope opened on this thread: in the task whose state is here, if any.
+  static void noteScopeOpened(const c10::intrusive_ptr<AutocastGuard>& scope) {
+    auto task = current().lock();
+    if (task) {
+      task->forgetClosedScopes();
+      task->scopes.emplace_back(scope);
     }
+  }
+
+  void forgetClosedScopes() {
+    scopes.erase(
+        std::remove_if(
+            scopes.begin(),
+            scopes.end(),
+            [](const c10::weak_intrusive_ptr<AutocastGuard>& scope) {
+              const auto open = scope.lock();
+              return !open || !open->open;
+            }),
+        scopes.end());
+  }
+
+  // Dropped by an exception on another thread (see AutocastGuard), or
+  // while lent: that thread's state stays; the ticket goes all the same.
+  // (release_resources: the last reference went while the thread's
+  // current() still names the guard.)
+  void release_resources() override {
+    close();
+  }
+  ~TaskAutocastGuard() override {
+    close();
+  }
+
+  // The guard of the task whose state is on this thread, if any.
+  static c10::weak_intrusive_ptr<TaskAutocastGuard>& current() {
+    thread_local c10::weak_intrusive_ptr<TaskAutocastGuard> guard{
+        c10::intrusive_ptr<TaskAutocastGuard>()};
+    return guard;
   }
 };
 

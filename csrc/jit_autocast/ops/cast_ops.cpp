@@ -30,6 +30,14 @@
 
 namespace jitamp {
 
+// Whether this thread's outermost autocast scope is jitamp's: no eager
+// region around the scripted call, whose eager code could meet eager's cache
+// after it (NoteScopeEntered, NoteScopeExited).
+bool& regionIsJitamps() {
+  thread_local bool is_jitamps = false;
+  return is_jitamps;
+}
+
 // `devices` is the constant the pass writes: "cpu", "cuda" or "cpu,cuda" --
 // the devices on which eager gives the op this policy. Those three are told
 // apart by their length (this runs for every cast); anything else is parsed.
@@ -314,10 +322,6 @@ class UncachedCasts {
   std::mutex mutex_;
 };
 
-// Whether this thread's outermost autocast scope is jitamp's: no eager
-// region around the scripted call, whose eager code could meet eager's cache
-// after it (NoteScopeEntered, NoteScopeExited).
-thread_local bool region_is_jitamps = false;
 
 UncachedCasts& uncachedCasts() {
   static UncachedCasts* casts = new UncachedCasts(); // never destroyed
@@ -377,7 +381,7 @@ Tensor eagerCast(
     return self;
   }
   const bool through_cache = c10::GradMode::is_enabled() ||
-      eagerHandsNoGradCastsToGradUses() || !region_is_jitamps ||
+      eagerHandsNoGradCastsToGradUses() || !regionIsJitamps() ||
       uncachedCasts().mixed();
   if (eagerWouldCache(to_type, self, device_type)) {
     UncachedCasts& uncached = uncachedCasts();
@@ -661,9 +665,9 @@ void NoteScopeEntered(
     at::ScalarType dtype,
     int depth) {
   if (depth == 1) {
-    region_is_jitamps = true;
+    regionIsJitamps() = true;
   }
-  if (!region_is_jitamps) {
+  if (!regionIsJitamps()) {
     return; // its casts go through eager's cache
   }
   if (was_enabled) {
@@ -680,8 +684,8 @@ void NoteScopeExited(
     at::ScalarType dtype,
     int depth) {
   if (depth == 0) {
-    region_is_jitamps = false;
-  } else if (region_is_jitamps && enabled) {
+    regionIsJitamps() = false;
+  } else if (regionIsJitamps() && enabled) {
     uncachedCasts().note(device_type, dtype);
   }
 }

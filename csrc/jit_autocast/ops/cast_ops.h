@@ -42,6 +42,10 @@ void ForgetUncachedCasts();
 // to `device_type`'s autocast: no-grad casts copy weights without eager's
 // cache only in a region whose outermost scope is jitamp's and that has met
 // one lower precision (eagerCast in cast_ops.cpp).
+// Whether this thread's outermost autocast scope is jitamp's (its scope
+// ops set it): a forked task's state carries it to the thread it resumes on
+// (TaskAutocastGuard, autocast_guard.h).
+bool& regionIsJitamps();
 void NoteScopeEntered(
     c10::DeviceType device_type,
     bool was_enabled,

@@ -96,7 +96,11 @@ std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> enterScope(
   at::autocast::set_autocast_dtype(device_type, dtype);
   const int depth = at::autocast::increment_nesting();
   at::autocast::set_autocast_cache_enabled(cache_enabled);
+  guard->enabled = enabled;
+  guard->dtype = dtype;
+  guard->cache_enabled = cache_enabled;
   guard->open = true;
+  TaskAutocastGuard::noteScopeOpened(guard);
   NoteScopeEntered(
       device_type,
       guard->prev_enabled,

@@ -1,6 +1,7 @@
 // Task ops.
-//   %v = jitamp::wait(%future)  -- torch.jit.wait that blocks; put in place
-//                                  of aten::wait by MakeWaitsBlocking
+//   %lent = jitamp::wait_prepare(%future)  -- just before each aten::wait
+//   jitamp::wait_resume(%lent)             -- just after it
+//                                  (KeepAutocastStateAcrossWaits)
 //   %ticket = jitamp::autocast_task_state()       -- just before the fork
 //   jitamp::autocast_task_started(%ticket)         -- just after it
 //   %guard = jitamp::autocast_task_enter(%ticket)  -- first in the task
@@ -13,14 +14,46 @@
 
 namespace jitamp {
 
-// torch.jit.wait that blocks the calling thread. TorchScript's own
-// aten::wait suspends the interpreter when the future is not ready, and the
-// rest of the graph then runs on another thread: an autocast scope open at
-// that point would be closed on that thread, leaving the caller's autocast
-// state changed after the call. Eager's torch.jit.wait blocks, too.
-// Boxed: the schema is generic, `wait(Future(t) future) -> t`, like
-// aten::wait's, so that the result keeps its type through a save and load
-// (with `-> Any` the serialized code would not compile).
+// Before a torch.jit.wait. TorchScript's wait suspends the interpreter when
+// the future is not ready, and the rest of the graph then runs on another
+// thread. An autocast scope open at that point would be closed on that
+// thread, leaving the caller's autocast state changed after the call; and a
+// synchronous call's thread would keep the state its graph had set when it
+// suspended. Eager's torch.jit.wait blocks. So the wait blocks here
+// (TorchScript's then finds the future done), except in a forked task's own
+// run outside every scope opened in the task: there blocking could hold
+// every inter-op thread while the tasks waited for are queued behind them
+// (nested forks), and the task lends its state (TaskAutocastGuard::lend) to
+// the wait, which lets the thread go; wait_resume puts the state on the
+// thread the task goes on on. Boxed, to know the interpreter stack it runs
+// on.
+void waitPrepare(const c10::OperatorHandle& /*op*/, torch::jit::Stack* stack) {
+  auto fut = torch::jit::pop(*stack).toFuture();
+  c10::intrusive_ptr<TaskAutocastGuard> lent;
+  if (!fut->completed()) {
+    auto task = TaskAutocastGuard::current().lock();
+    if (task && task->mayLendThread(stack)) {
+      task->lend();
+      lent = std::move(task);
+    } else {
+      fut->wait();
+    }
+  }
+  if (lent) {
+    torch::jit::push(*stack, c10::IValue(std::move(lent)));
+  } else {
+    torch::jit::push(*stack, c10::IValue());
+  }
+}
+
+void waitResume(const c10::OperatorHandle& /*op*/, torch::jit::Stack* stack) {
+  const c10::IValue lent = torch::jit::pop(*stack);
+  if (!lent.isNone()) {
+    lent.toCustomClass<TaskAutocastGuard>()->adopt(stack);
+  }
+}
+
+// The blocking wait of files saved by jitamp before wait_prepare.
 void waitOnThisThread(const c10::OperatorHandle& /*op*/, torch::jit::Stack* stack) {
   auto fut = torch::jit::pop(*stack).toFuture();
   fut->waitAndThrow();
@@ -50,9 +83,12 @@ void autocastTaskStarted(const c10::intrusive_ptr<TaskTicket>& ticket) {
   torch::jit::setGraphExecutorOptimize(ticket->executor_optimize);
 }
 
-c10::intrusive_ptr<TaskAutocastGuard> autocastTaskEnter(
-    const c10::intrusive_ptr<TaskTicket>& ticket) {
-  return c10::make_intrusive<TaskAutocastGuard>(ticket);
+// Boxed: the guard notes the interpreter stack of the task's run.
+void autocastTaskEnter(const c10::OperatorHandle& /*op*/, torch::jit::Stack* stack) {
+  auto guard = c10::make_intrusive<TaskAutocastGuard>(
+      torch::jit::pop(*stack).toCustomClass<TaskTicket>());
+  guard->adopt(stack);
+  torch::jit::push(*stack, c10::IValue(std::move(guard)));
 }
 
 void autocastTaskExit(const c10::intrusive_ptr<TaskAutocastGuard>& guard) {

@@ -9,11 +9,12 @@
 
 namespace jitamp {
 
+void waitPrepare(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+void waitResume(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 void waitOnThisThread(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 c10::intrusive_ptr<TaskTicket> autocastTaskState();
 void autocastTaskStarted(const c10::intrusive_ptr<TaskTicket>& ticket);
-c10::intrusive_ptr<TaskAutocastGuard> autocastTaskEnter(
-    const c10::intrusive_ptr<TaskTicket>& ticket);
+void autocastTaskEnter(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 void autocastTaskExit(const c10::intrusive_ptr<TaskAutocastGuard>& guard);
 
 } // namespace jitamp

@@ -13,13 +13,13 @@
 #include "passes/ignore_amp_in_fallbacks.h"
 #include "passes/insert_autodiff_boundaries.h"
 #include "passes/insert_smart_casts.h"
+#include "passes/keep_autocast_state_across_waits.h"
 #include "passes/keep_addmm_whole.h"
 #include "passes/keep_constants_apart.h"
 #include "passes/keep_ifs_out_of_line.h"
 #include "passes/keep_loops_out_of_line.h"
 #include "passes/keep_mms_unbatched.h"
 #include "passes/lower_autocast_scopes.h"
-#include "passes/make_waits_blocking.h"
 #include "passes/peephole_keeping_transposes.h"
 #include "passes/record_autocast_cache_flags.h"
 #include "passes/remove_casts_of_none.h"
@@ -84,8 +84,9 @@ const Steps& rewriteSteps() {
        onGraph<RecordAutocastCacheFlags>},
       {"lower_autocast_scopes", "passes/lower_autocast_scopes.h",
        onGraph<LowerAutocastScopes>},
-      {"make_waits_blocking", "passes/make_waits_blocking.h",
-       onGraph<MakeWaitsBlocking>},
+      {"keep_autocast_state_across_waits",
+       "passes/keep_autocast_state_across_waits.h",
+       onGraph<KeepAutocastStateAcrossWaits>},
       {"carry_autocast_into_tasks", "passes/carry_autocast_into_tasks.h",
        onGraph<CarryAutocastIntoTasks>},
       // Collects the fork subgraphs as its walk meets them (one walk fewer).

@@ -48,7 +48,9 @@ gradients), where eager's cast cache, keyed by the tensor alone, hands a
 scope of one dtype the casts of leaves made under another. A frozen model's
 weights are constants, which that cache never serves: where eager's module
 gets another dtype's cast and the frozen model equals eager with the cache
-off, the runner reports "known:frozen-cast-cache".
+off, the runner reports "known:frozen-cast-cache"; where it equals eager
+whose parameters do not require grad (a kernel path that depends on it),
+"known:frozen-constant-weights".
 
 Known deviations (docs/runtime-model.md, "The cast cache"; the xfails) are
 avoided by the generator:

@@ -1,5 +1,6 @@
-# With no scope in sight, aten::wait still becomes jitamp::wait (a callee may
-# be inlined into a caller holding a scope open), the fork still gets casts,
+# With no scope in sight, aten::wait is still wrapped in wait_prepare and
+# wait_resume (a callee may be inlined into a caller holding a scope open, or
+# run as a forked task), the fork still gets casts,
 # and the task adopts the caller's autocast state (the caller may be in an
 # eager autocast region).
 # RUN: jitamp dump %s:forked_plain | filecheck %s
@@ -17,7 +18,9 @@ def forked_plain(x, y):
 # CHECK-NEXT: %fut.1 : Future[Tensor] = prim::fork_0(%x.1, %y.1, [[S]])
 # The fork's plan is made unoptimized; then the thread's flag is restored.
 # CHECK-NEXT: jitamp::autocast_task_started([[S]])
-# CHECK-NEXT: [[Z:%[^ ]+]] : Tensor = jitamp::wait(%fut.1)
+# CHECK-NEXT: [[L:%[^ ]+]] : __torch__.torch.classes.jitamp.TaskAutocastGuard? = jitamp::wait_prepare(%fut.1)
+# CHECK-NEXT: [[Z:%[^ ]+]] : Tensor = aten::wait(%fut.1)
+# CHECK-NEXT: jitamp::wait_resume([[L]])
 # CHECK-NEXT: return ([[Z]])
 # CHECK-LABEL: with prim::fork_0 = graph(%x.1 : Tensor,
 # CHECK-NEXT: %y.1 : Tensor,
@@ -31,5 +34,4 @@ def forked_plain(x, y):
 # CHECK-NEXT: [[M:%[^ ]+]] : Tensor = aten::mm([[X]], [[Y]])
 # CHECK-NEXT: jitamp::autocast_task_exit([[TG]])
 # CHECK-NEXT: return ([[M]])
-# CHECK-NOT: aten::wait
 # CHECK-NOT: jitamp::autocast_exit
