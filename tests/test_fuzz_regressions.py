@@ -161,6 +161,7 @@ def test_every_reproducer_is_named_by_the_scheme_and_run_here():
     "jitamp_uncached_record_outlives_eager_cache.py",
     "jitamp_forked_first_cast_under_no_grad.py",
     "jitamp_add_autocast_value_used_outside_its_block.py",
+    "jitamp_float32_scope_in_a_mixed_region.py",
 ])
 def test_finding_fixed(name):
     result = _run(name)
@@ -689,7 +690,9 @@ def test_profiling_plan_raises_a_later_ops_error_first_in_plain_torchscript():
     subgraph, before the linear that eager (and the first calls) reach
     first: plain TorchScript, no jitamp, no autocast. The fuzzer's seed
     112603, index 6771 is this under jitamp scopes (where plain TorchScript
-    is no reference); the runner does not label it yet."""
+    is no reference): the runner labels it "known:profiling-error-order"
+    where the program on the simple executor gives eager's
+    (torchscript_profiling_plan_runs_svdvals_before_linear.py)."""
     x = torch.randn(4, 4)
     scripted = oracle.script_without_jitamp(_LinearThenSvdvals())
     with pytest.raises(RuntimeError, match="mat1 and mat2 must have the same dtype"):
@@ -914,6 +917,7 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("torchscript_frozen_drops_one_calls_dead_stack.py", "known:dead-code"),
     ("torchscript_stock_drops_a_pairs_op_before_a_raise.py", "known:dead-code"),
     ("torchscript_eagers_scripted_callee_runs_the_abs_formula.py", "known:profiling-backward-formula"),
+    ("torchscript_profiling_plan_runs_svdvals_before_linear.py", "known:profiling-error-order"),
 ])
 def test_torchscript_and_frozen_differences_recognized(name, kind):
     """A scope only in a helper nothing calls leaves plain TorchScript a
@@ -1178,3 +1182,60 @@ def test_autograd_node_name_is_torchscripts():
     x = torch.randn(3, requires_grad=True)
     assert _scalar_product(x).grad_fn.name() == "MulBackward0"
     assert oracle.script_without_jitamp(_scalar_product)(x).grad_fn.name() == "MulBackward1"
+
+
+def _exp_changed_in_place(x: torch.Tensor) -> torch.Tensor:
+    y = (x * 2.0).exp()
+    y.add_(1.0)
+    return y * 1.0
+
+
+def _softmax_with_dtype(x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    y = x * 2.0
+    return torch.softmax(y, -1, dtype=torch.float32) * 1.0, y
+
+
+def _backward_errors(fn, calls: int, after=None) -> List[str]:
+    """The first line of each call's backward error ("" where it returned);
+    `after(outputs)` runs between the call and backward."""
+    errors = []
+    for _ in range(calls):
+        x = torch.randn(4, 4, requires_grad=True)
+        try:
+            out = fn(x)
+            if after is not None:
+                after(out)
+            (out[0] if isinstance(out, tuple) else out).sum().backward()
+            errors.append("")
+        except RuntimeError as error:
+            errors.append(str(error).splitlines()[0])
+    return errors
+
+
+def test_profiling_autograd_node_is_torchscripts(profiling_executor):
+    """known:profiling-autograd-node: a tensor backward needs, changed in
+    place, is named by eager as its op's output ("output 0 of Exp"); from
+    the profiling plan's second call, as the differentiable subgraph's
+    output. Plain TorchScript, no autocast."""
+    eager = _backward_errors(_exp_changed_in_place, 1)
+    assert "output 0 of Exp, is at version" in eager[0], eager
+    plain = _backward_errors(oracle.script_without_jitamp(_exp_changed_in_place), 3)
+    assert "output 0 of Exp, is at version" in plain[0], plain
+    assert all("of torch::jit::(anonymous namespace)::DifferentiableGraph, is at version" in e
+               for e in plain[1:]), plain
+
+
+def test_profiling_saved_by_formula_is_torchscripts(profiling_executor):
+    """known:profiling-saved-by-formula: softmax's symbolic formula with a
+    dtype saves its input (for `self.dtype`), eager's derivative only its
+    result: the input changed in place after the call (no_grad) fails the
+    plan's backward from its second call; eager's returns. Plain TorchScript,
+    no autocast."""
+    def change_input(out):
+        with torch.no_grad():
+            out[1].add_(1.0)
+    assert _backward_errors(_softmax_with_dtype, 1, change_input) == [""]
+    plain = _backward_errors(oracle.script_without_jitamp(_softmax_with_dtype), 3, change_input)
+    assert plain[0] == "", plain
+    assert all("of torch::jit::(anonymous namespace)::DifferentiableGraph, is at version" in e
+               for e in plain[1:]), plain

@@ -229,3 +229,44 @@ def test_a_weight_cast_in_a_callers_region_then_by_eager_code_under_another_dtyp
 
     check_against_eager(then_eager(m), [x], scripted=then_eager(scripted),
                         outer=oracle.no_grad_under(oracle.cpu_autocast(torch.bfloat16)))
+
+
+class MixedRegionThenAnUncastingScope(nn.Module):
+    """A weight cast under a float16 scope nested in a bfloat16 one (a mixed
+    region: jitamp's no-grad casts go through eager's cache, which now holds
+    the float16 cast), then, inside the float16 scope, a scope that casts
+    nothing -- a float32 scope (eager warns and turns it off, but sets its
+    dtype) or one with the cache off -- then the weight under bfloat16: eager's cache hands the op the
+    float16 cast and addmm raises. jitamp looked up its marker of eager's
+    cache under that scope's dtype or flag, found none, took the cache for
+    cleared and its no-grad casts stopped going through it (fuzz finding 26,
+    seed 112605, index 19372)."""
+
+    def __init__(self, between: str):
+        super().__init__()
+        self.w = nn.Parameter(rand(4, 4, seed=57))
+        self.between = between
+
+    def forward(self, x: Tensor):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            with torch.autocast("cpu", dtype=torch.float16):
+                a = torch.mm(x, self.w)
+                if self.between == "float32":
+                    with torch.autocast("cpu", dtype=torch.float32):
+                        b = torch.softmax(x, -1)
+                else:
+                    with torch.autocast("cpu", dtype=torch.bfloat16, cache_enabled=False):
+                        b = torch.softmax(x, -1)
+            c = torch.addmm(self.w, x, x)
+        return a, b, c
+
+
+@pytest.mark.filterwarnings("ignore:In CPU autocast")
+@pytest.mark.filterwarnings("ignore:CPU Autocast only supports")
+@pytest.mark.parametrize("between", ["float32", "uncached"])
+@pytest.mark.parametrize("grad_mode", ["no_grad", "grad"])
+def test_a_scope_that_casts_nothing_keeps_a_mixed_regions_casts(between, grad_mode):
+    m = MixedRegionThenAnUncastingScope(between)
+    x = rand(4, 4, seed=58)
+    region = oracle.no_grad_under(None) if grad_mode == "no_grad" else None
+    check_against_eager(m, [x], scripted=oracle.script(m), outer=region, grad=grad_mode == "grad")

@@ -298,17 +298,31 @@ class UncachedCasts {
 
   // The marker's cast through eager's cache: the one cached, if any. Its
   // copy (one element, once per region) is bookkeeping, kept out of
-  // profiles, where it would read as a cast of the model's.
+  // profiles, where it would read as a cast of the model's. Eager's cache
+  // is keyed by the tensor alone, but consulted only with the cache on and
+  // for a cast to the thread's lower precision: looked up inside a scope
+  // with the cache off, or of another dtype (a float32 scope, which eager
+  // turns off but whose dtype it sets), the marker would seem uncached, the
+  // cache cleared, and the records forgotten while eager's cache still
+  // held their casts (seed 112605, index 19372).
   static Tensor markerCast() {
     static const Tensor* marker = new Tensor( // lives as long as the process
         at::zeros({1}, at::TensorOptions().dtype(at::kFloat))
             .set_requires_grad(true));
     at::NoGradGuard no_grad;
     at::DisableRecordFunctionGuard unprofiled;
-    return at::autocast::cached_cast(
-        at::autocast::get_autocast_dtype(DeviceType::CPU),
-        *marker,
-        DeviceType::CPU);
+    const at::ScalarType current =
+        at::autocast::get_autocast_dtype(DeviceType::CPU);
+    const bool cache_was_enabled = at::autocast::is_autocast_cache_enabled();
+    const at::ScalarType lookup =
+        current == at::kHalf || current == at::kBFloat16 ? current
+                                                         : at::kBFloat16;
+    at::autocast::set_autocast_dtype(DeviceType::CPU, lookup);
+    at::autocast::set_autocast_cache_enabled(true);
+    Tensor cast = at::autocast::cached_cast(lookup, *marker, DeviceType::CPU);
+    at::autocast::set_autocast_cache_enabled(cache_was_enabled);
+    at::autocast::set_autocast_dtype(DeviceType::CPU, current);
+    return cast;
   }
 
   static constexpr size_t kSlots = 32;

@@ -87,8 +87,10 @@ not ("known:profiling-saved-by-formula": softmax with dtype= saves its
 input), gradients NaN on one side only ("known:profiling-nan-grad": relu's
 formula multiplies a NaN gradient by its mask, eager's selects), gradients
 through complex values ("known:profiling-complex-grad": the formulas
-conjugate nothing; the simple executor gives eager's); plain
-TorchScript does all of these. A profiling program with no
+conjugate nothing; the simple executor gives eager's), a later op's error
+raised first ("known:profiling-error-order": the plan moves an op autodiff
+leaves out of a subgraph before one eager reaches first; the simple
+executor gives eager's); plain TorchScript does all of these. A profiling program with no
 autocast anywhere (or scopes that change nothing eager computes: then its
 scope-free twin) that differs is run as plain TorchScript too (and an
 error the scope-free twin on plain TorchScript raises at the same call
