@@ -918,6 +918,9 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("torchscript_stock_drops_a_pairs_op_before_a_raise.py", "known:dead-code"),
     ("torchscript_eagers_scripted_callee_runs_the_abs_formula.py", "known:profiling-backward-formula"),
     ("torchscript_profiling_plan_runs_svdvals_before_linear.py", "known:profiling-error-order"),
+    ("torchscript_callees_plan_drops_a_dead_library_call.py", "known:dead-code"),
+    ("torchscript_frozen_cast_cache_then_an_assert.py", "known:frozen-cast-cache"),
+    ("torchscript_profiling_subgraph_detaches_a_cached_weight.py", "known:profiling-detached-cache"),
 ])
 def test_torchscript_and_frozen_differences_recognized(name, kind):
     """A scope only in a helper nothing calls leaves plain TorchScript a
@@ -1239,3 +1242,36 @@ def test_profiling_saved_by_formula_is_torchscripts(profiling_executor):
     assert plain[0] == "", plain
     assert all("of torch::jit::(anonymous namespace)::DifferentiableGraph, is at version" in e
                for e in plain[1:]), plain
+
+
+def _matmul_in_a_subgraph(w: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    return torch.matmul(w, v).unsqueeze(1) * 1.0
+
+
+def test_profiling_subgraph_detaches_inputs_from_the_cast_cache_is_torchscripts(profiling_executor):
+    """known:profiling-detached-cache: plain TorchScript (no jitamp, its
+    built-in autocast pass off), called in eager regions. Where a bfloat16
+    op has put a weight's cast in eager's cache, eager's float16 matmul of
+    the weight meets that entry and raises; the profiling plan's
+    differentiable subgraph runs the matmul on detached inputs, which the
+    cache never serves, and returns float16."""
+    previous = torch._C._jit_set_autocast_mode(False)
+    try:
+        scripted = oracle.script_without_jitamp(_matmul_in_a_subgraph)
+        w = torch.nn.Parameter(torch.randn(4, 4))
+        results = []
+        for fn in (_matmul_in_a_subgraph, _matmul_in_a_subgraph, scripted, scripted, scripted, scripted):
+            cached = len(results) % 2 == 1
+            try:
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    if cached:
+                        torch.nn.functional.linear(w, w)  # caches w's bfloat16 cast
+                    with torch.autocast("cpu", dtype=torch.float16):
+                        results.append(fn(w, w[0]).dtype)
+            except RuntimeError as error:
+                results.append(str(error).splitlines()[-1])
+    finally:
+        torch._C._jit_set_autocast_mode(previous)
+    assert results[0] == torch.float16 and "must have the same dtype" in results[1], results
+    # the plan from the second call on: a subgraph, fed detached inputs
+    assert results[3] == torch.float16 and results[5] == torch.float16, results

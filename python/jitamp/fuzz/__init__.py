@@ -90,7 +90,10 @@ through complex values ("known:profiling-complex-grad": the formulas
 conjugate nothing; the simple executor gives eager's), a later op's error
 raised first ("known:profiling-error-order": the plan moves an op autodiff
 leaves out of a subgraph before one eager reaches first; the simple
-executor gives eager's); plain TorchScript does all of these. A profiling program with no
+executor gives eager's), eager's dtype error from a weight's cached cast
+of another dtype not raised ("known:profiling-detached-cache": a
+differentiable subgraph's detached inputs never meet eager's cache; the
+simple executor gives eager's); plain TorchScript does all of these. A profiling program with no
 autocast anywhere (or scopes that change nothing eager computes: then its
 scope-free twin) that differs is run as plain TorchScript too (and an
 error the scope-free twin on plain TorchScript raises at the same call
