@@ -621,6 +621,31 @@ def test_profiling_complex_grad_is_torchscripts():
         torch._C._jit_set_profiling_executor(previous)
 
 
+def _real_plus_complex(x0: torch.Tensor, x1: torch.Tensor) -> torch.Tensor:
+    return x0.clamp(-1.0, 1.0) + x1[:, :1]
+
+
+def test_profiling_real_gradient_of_a_complex_sum_is_torchscripts(profiling_executor):
+    """known:profiling-complex-grad, as an error: add's symbolic formula
+    hands the real (float16) operand the complex gradient, where eager's
+    autograd takes its real part; from the plan's second call autograd's
+    check raises. Plain TorchScript, no autocast (seed 112902, index 83444:
+    torchscript_profiling_complex_gradient_of_a_real_input.py)."""
+    def backward(fn) -> str:
+        x0 = torch.randn(4, 4).half().requires_grad_()
+        x1 = torch.randn(4, 4, dtype=torch.complex64).requires_grad_()
+        try:
+            fn(x0, x1).abs().sum().backward()
+            return str(x0.grad.dtype)
+        except RuntimeError as error:
+            return str(error).splitlines()[0]
+    assert backward(_real_plus_complex) == "torch.float16"
+    plain = oracle.script_without_jitamp(_real_plus_complex)
+    results = [backward(plain) for _ in range(3)]
+    assert results[0] == "torch.float16", results
+    assert all("input_is_complex == grad_is_complex" in r for r in results[1:]), results
+
+
 class _ConvBeforeARaise(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -921,6 +946,7 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("torchscript_callees_plan_drops_a_dead_library_call.py", "known:dead-code"),
     ("torchscript_frozen_cast_cache_then_an_assert.py", "known:frozen-cast-cache"),
     ("torchscript_profiling_subgraph_detaches_a_cached_weight.py", "known:profiling-detached-cache"),
+    ("torchscript_profiling_complex_gradient_of_a_real_input.py", "known:profiling-complex-grad"),
 ])
 def test_torchscript_and_frozen_differences_recognized(name, kind):
     """A scope only in a helper nothing calls leaves plain TorchScript a

@@ -87,7 +87,8 @@ not ("known:profiling-saved-by-formula": softmax with dtype= saves its
 input), gradients NaN on one side only ("known:profiling-nan-grad": relu's
 formula multiplies a NaN gradient by its mask, eager's selects), gradients
 through complex values ("known:profiling-complex-grad": the formulas
-conjugate nothing; the simple executor gives eager's), a later op's error
+conjugate nothing, nor take the real part of a real input's complex
+gradient; the simple executor gives eager's), a later op's error
 raised first ("known:profiling-error-order": the plan moves an op autodiff
 leaves out of a subgraph before one eager reaches first; the simple
 executor gives eager's), eager's dtype error from a weight's cached cast
