@@ -703,9 +703,10 @@ def _raises_in_dead_code(obj, module, source, directory, stem, frozen=None) -> b
                 # Gone from the frozen graph, and not by constant folding (which
                 # fold barriers keep from ops the autocast state decides): an
                 # op that reads a forward argument is never a constant.
-                gone = (frozen is not None and _reads_an_argument(graph, where, rename)
-                        and (where not in _frozen_lines(frozen)
-                             or _fewer_ops(_frozen_graph(frozen), graph, where, rename)))
+                frozen_graph = _frozen_graph(frozen) if frozen is not None else None
+                gone = (frozen_graph is not None and _reads_an_argument(graph, where, rename)
+                        and (where not in _live_lines(frozen_graph)
+                             or _fewer_ops(frozen_graph, graph, where, rename)))
             return lines.get(where) is False or gone or (
                 where not in lines and _others_of_its_function_run(source, where, lines))
         except Exception:
@@ -731,10 +732,6 @@ def _frozen_graph(frozen: Any) -> torch._C.Graph:
     graph = frozen.forward.graph.copy()
     _inline(graph)
     return graph
-
-
-def _frozen_lines(frozen: Any) -> dict[tuple[str, int], bool]:
-    return _live_lines(_frozen_graph(frozen))
 
 
 def _aten_ops_of(graph: torch._C.Graph, where: tuple[str, int], rename: dict | None = None,
@@ -875,9 +872,7 @@ def _known_finding(kind, obj, scripted, module, source, directory, stem, message
         # complex tensor: autograd's check raises; seed 112902, index
         # 83444); jitamp's own plan on the simple executor, eager's
         # autograd, gives eager's gradients (seed 112805, index 4770)
-        simple = run_source(source.replace("\nEXECUTOR = 'profiling'\n", "\nEXECUTOR = 'simple'\n"),
-                            directory, stem + "_simple")
-        if simple.kind == "ok" or simple.kind.startswith("known:"):
+        if _simple_executor_agrees(source, directory, stem):
             return "known:profiling-complex-grad"
     if (kind.startswith("mismatch:") and _profiling(module)
             and _plain_torchscript_differs(obj, module, source, directory, stem, kind, message=message)):
@@ -890,6 +885,14 @@ def _known_finding(kind, obj, scripted, module, source, directory, stem, message
             or _raised_past(message) and _raises_in_dead_code(obj, module, source, directory, stem)):
         return "known:dead-code"
     return _profiling_plans_own(kind, module, source, directory, stem, message)
+
+
+def _simple_executor_agrees(source, directory, stem) -> bool:
+    """Whether the profiling program, run on the simple executor (jitamp's
+    plan, eager's autograd), compares ok or differs only as TorchScript does."""
+    simple = run_source(source.replace("\nEXECUTOR = 'profiling'\n", "\nEXECUTOR = 'simple'\n"),
+                        directory, stem + "_simple")
+    return simple.kind == "ok" or simple.kind.startswith("known:")
 
 
 def _profiling_plans_own(kind, module, source, directory, stem, message) -> str | None:
@@ -907,9 +910,7 @@ def _profiling_plans_own(kind, module, source, directory, stem, message) -> str 
     ("known:profiling-error-order"; seed 112603, index 6771)."""
     if not (kind.endswith("mismatch:error") and _profiling(module) and _raised_past(message)):
         return None
-    simple = run_source(source.replace("\nEXECUTOR = 'profiling'\n", "\nEXECUTOR = 'simple'\n"),
-                        directory, stem + "_simple")
-    if simple.kind != "ok" and not simple.kind.startswith("known:"):
+    if not _simple_executor_agrees(source, directory, stem):
         return None
     eager = next((line for line in message.split("\n") if "eager raised" in line), "")
     if "scripted returned" in message and re.search(r"same dtype|scalar type", eager):
