@@ -7,8 +7,11 @@ if set, else the test's tmp_path); the failure shows its path and the shrunk
 program. Long runs: `python -m jitamp.fuzz --count 10000 --jobs 2 --out DIR`.
 """
 import ast
+import collections
 import os
+import re
 import tempfile
+import types
 
 import pytest
 import torch
@@ -165,6 +168,66 @@ def test_runner_reports_a_difference_only_a_second_thread_meets(workdir):
             assert "in thread 1 of 2" in result.message
             return
     raise AssertionError("no THREADS function program without a region")
+
+
+def test_device_programs_put_every_tensor_on_the_device(workdir):
+    """`generate(..., device=...)` (the GPU's batches, `--device cuda`):
+    inputs, optional inputs and parameters move to DEVICE, tensors made
+    inside the program take their operand's device, scopes and eager regions
+    are mostly the device's; CPU programs (device None) name no device. Run
+    here with device "cpu", the device-aware programs give eager's results."""
+    cuda = [generate(CI_SEED, index, device="cuda") for index in range(200)]
+    sources = [p.render() for p in cuda]
+    assert all("DEVICE = 'cuda'" in s for s in sources)
+    assert "DEVICE" not in generate(CI_SEED, 0).render()
+    for source in sources:
+        for line in source.splitlines():
+            if re.search(r"torch\.(tensor|eye|zeros)\(", line):
+                assert ".device)" in line, line
+            if re.match(r"    x\d+ = torch\.rand", line):
+                assert line.endswith(".to(DEVICE)"), line
+    assert sum("return Prog().to(DEVICE)" in s for s in sources) == sum(p.harness["KIND"] == "module" for p in cuda) > 0
+    scopes = collections.Counter(device for s in sources
+                                 for device in re.findall(r"autocast\('(cpu|cuda)'|torch\.(cpu|cuda)\.amp", s))
+    cuda_scopes = scopes[("cuda", "")] + scopes[("", "cuda")]
+    assert cuda_scopes > 4 * (scopes[("cpu", "")] + scopes[("", "cpu")]), scopes
+    assert all(p.harness["OUTER"] is None or isinstance(p.harness["OUTER"], str)
+               or p.harness["OUTER"][0] == "cuda" for p in cuda)
+    kinds = collections.Counter(run_source(generate(CI_SEED, index, device="cpu").render(), workdir).kind
+                                for index in range(40))
+    assert set(kinds) <= {"ok"} | {k for k in kinds if k.startswith("known:")}, kinds
+
+
+def test_eager_that_varies_is_no_reference():
+    """On a device (a GPU), a value or gradient difference where eager's own
+    results vary (a kernel without a deterministic implementation, whose
+    alert torch.use_deterministic_algorithms(True) raises; or eager runs
+    that differ) is known:eager-nondeterministic. Never on CPU."""
+    from jitamp.fuzz import runner
+
+    def harness(fn, device):
+        return types.SimpleNamespace(
+            DEVICE=device, OUTER=None, GRAD=False, fn=fn,
+            make_args=lambda call: [torch.ones(4, 4)])
+
+    def alerting(x):
+        if torch.are_deterministic_algorithms_enabled():
+            raise RuntimeError("planted_backward_cuda does not have a deterministic implementation")
+        return x * 2
+
+    def varying(x):
+        return x + torch.rand(4, 4)
+
+    def steady(x):
+        return x * 2
+
+    was = torch.are_deterministic_algorithms_enabled()
+    assert runner._eager_varies(alerting, harness(alerting, "cuda"))
+    assert torch.are_deterministic_algorithms_enabled() == was
+    assert runner._eager_varies(varying, harness(varying, "cuda"))
+    assert not runner._eager_varies(steady, harness(steady, "cuda"))
+    assert not runner._eager_varies(varying, harness(varying, None))
+    assert not runner._eager_varies(varying, harness(varying, "cpu"))
 
 
 def test_runner_reports_a_generator_reject(workdir):

@@ -50,7 +50,9 @@ weights are constants, which that cache never serves: where eager's module
 gets another dtype's cast and the frozen model equals eager with the cache
 off, the runner reports "known:frozen-cast-cache"; where it equals eager
 whose parameters do not require grad (a kernel path that depends on it),
-"known:frozen-constant-weights".
+"known:frozen-constant-weights". On a GPU (`--device cuda`), where eager's
+own results vary (a kernel without a deterministic implementation, or two
+eager runs that differ): "known:eager-nondeterministic".
 
 Known deviations (docs/runtime-model.md, "The cast cache"; the xfails) are
 avoided by the generator:
@@ -110,8 +112,8 @@ eager's error with it). (TorchScript's preoptimization, whose peephole pass
 folds `x.t().t()` to `x`, was one, findings 9 and 10, until jitamp made
 the graph its executors run: csrc/jit_autocast/pipeline/pipeline.h.)
 
-Not covered yet: CUDA tensors (no GPU here: cuda scopes are generated but
-disabled), frozen models with gradients (frozen weights are constants),
+CUDA tensors: `--device cuda` (docs/fuzzing.md, "On a GPU"; CPU programs
+keep CUDA scopes, which cast nothing on CPU tensors). Not covered yet: frozen models with gradients (frozen weights are constants),
 `linalg.lstsq` (eager's own CPU results differ from call to call, with
 the buffers' alignment: no exact reference). (Covered since issue 42, part
 5: complex values (complex64 inputs among the mixed dtypes, complex

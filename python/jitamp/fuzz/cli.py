@@ -26,12 +26,25 @@ import threading
 import time
 
 
+def _on_device(device: str | None) -> None:
+    """A GPU's programs run its deterministic kernels (eager's and the
+    scripted side's alike): an op that sums with atomics (index_add,
+    scatter_add, some backwards) may round differently from call to call,
+    and the comparison is bitwise."""
+    if device is None or device == "cpu":
+        return
+    import torch
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True, warn_only=True)
+
+
 def _worker(args) -> int:
     """Runs programs [start, stop) and prints one JSON line per program."""
     import warnings
     warnings.simplefilter("ignore")
     import torch
     torch.set_num_threads(1)
+    _on_device(args.device)
     from .generator import generate
     from .runner import run_source
     directory = tempfile.mkdtemp(prefix="jitamp_fuzz_")
@@ -43,7 +56,7 @@ def _worker(args) -> int:
     sys.stdout = sys.stderr
     for i in range(args.start, args.stop):
         print(json.dumps({"start": i}), file=out, flush=True)
-        program = generate(args.seed, i, save_share=args.save_share)
+        program = generate(args.seed, i, save_share=args.save_share, device=args.device)
         result = run_source(program.render(), directory)
         print(json.dumps({"i": i, "kind": result.kind, "message": result.message[:4000],
                           "eager_raised": result.eager_raised,
@@ -58,7 +71,8 @@ def _reader(proc, q, wid):
 
 
 def run_batch(seed: int, start: int, count: int, jobs: int, *, save_share: float,
-              restart_every: int, timeout: float, progress: bool = True) -> dict:
+              restart_every: int, timeout: float, progress: bool = True, device: str | None = None,
+              budget: float | None = None) -> dict:
     chunks = collections.deque(
         (a, min(a + restart_every, start + count)) for a in range(start, start + count, restart_every))
     q: queue.Queue = queue.Queue()
@@ -70,7 +84,7 @@ def run_batch(seed: int, start: int, count: int, jobs: int, *, save_share: float
 
     def launch(a, b):
         cmd = [sys.executable, "-m", "jitamp.fuzz", "--worker", "--seed", str(seed), "--start", str(a),
-               "--stop", str(b), "--save-share", str(save_share)]
+               "--stop", str(b), "--save-share", str(save_share)] + (["--device", device] if device else [])
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         wid = next_id[0]
         next_id[0] += 1
@@ -88,6 +102,12 @@ def run_batch(seed: int, start: int, count: int, jobs: int, *, save_share: float
                 chunks.appendleft((cur + 1, b))
 
     while chunks or workers:
+        if budget is not None and time.monotonic() - t0 > budget:
+            # out of time: the programs finished count, those running do not
+            for w in workers.values():
+                w["proc"].kill()
+                w["proc"].wait()
+            break
         while chunks and len(workers) < jobs:
             launch(*chunks.popleft())
         try:
@@ -143,11 +163,12 @@ def _single(args) -> int:
     warnings.simplefilter("ignore")
     import torch
     torch.set_num_threads(1)
+    _on_device(args.device)
     from .generator import generate
     from .runner import repro_source, run_source
     from .shrink import shrink_failure
     directory = tempfile.mkdtemp(prefix="jitamp_fuzz_")
-    program = generate(args.seed, args.index, save_share=args.save_share)
+    program = generate(args.seed, args.index, save_share=args.save_share, device=args.device)
     source = program.render()
     result = run_source(source, directory)
     if args.print:
@@ -191,6 +212,12 @@ def parser(prog: str = "python -m jitamp.fuzz") -> argparse.ArgumentParser:
     p.add_argument("--max-shrink", type=int, default=20, help="failures shrunk per batch (default: 20)")
     p.add_argument("--no-shrink", action="store_true", help="write reproducers unshrunk")
     p.add_argument("--print", action="store_true", help="print the program's source (--index)")
+    p.add_argument("--json", default=None, help="also write every program's outcome here (JSON)")
+    p.add_argument("--budget", type=float, default=None,
+                   help="seconds the batch may run: then it stops, counting the programs finished")
+    p.add_argument("--device", default=None,
+                   help="where the programs' tensors live, e.g. cuda: inputs and parameters there, "
+                        "scopes and eager regions mostly that device's (default: CPU, scopes mostly CPU's)")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     return p
 
@@ -202,8 +229,13 @@ def main(argv=None, prog: str = "python -m jitamp.fuzz") -> int:
     if args.index is not None:
         return _single(args)
     batch = run_batch(args.seed, args.start, args.count, args.jobs, save_share=args.save_share,
-                      restart_every=args.restart_every, timeout=args.timeout)
+                      restart_every=args.restart_every, timeout=args.timeout, device=args.device,
+                      budget=args.budget)
     print(summarize(batch))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"seed": args.seed, "device": args.device, "time": batch["time"],
+                       "results": [batch["results"][i] for i in sorted(batch["results"])]}, f)
     failing = sorted(i for i, r in batch["results"].items() if r["kind"] not in ("ok", "reject")
                      and not r["kind"].startswith("known:"))
     for i in failing:
@@ -214,6 +246,7 @@ def main(argv=None, prog: str = "python -m jitamp.fuzz") -> int:
             cmd = [sys.executable, "-m", "jitamp.fuzz", "--seed", str(args.seed), "--index", str(i),
                    "--out", args.out, "--save-share", str(args.save_share),
                    "--shrink-budget", str(args.shrink_budget)] + (["--no-shrink"] if args.no_shrink else [])
+            cmd += ["--device", args.device] if args.device else []
             try:
                 done = subprocess.run(cmd, capture_output=True, text=True, timeout=args.shrink_budget + 300)
                 line = [ln for ln in done.stdout.splitlines() if ln.startswith("reproducer:")]

@@ -340,6 +340,10 @@ class Program:
 def render_harness(h: dict) -> list[str]:
     """The plain-Python part: inputs per call, what to compare."""
     out = ["# --- harness (plain Python, never scripted) ---"]
+    on = ""
+    if h.get("DEVICE") is not None:
+        out.append(f"DEVICE = {h['DEVICE']!r}")
+        on = ".to(DEVICE)"
     for key in ("KIND", "GRAD", "OUTER", "SAVE", "RUNTIME_JITAMP", "ALTERNATE", "EXECUTOR", "ADD_AUTOCAST",
                 "THREADS"):
         out.append(f"{key} = {h[key]!r}")
@@ -351,11 +355,11 @@ def render_harness(h: dict) -> list[str]:
     names = []
     for name, dtype in h["tensors"]:
         if dtype == "i64":
-            out.append(f"    {name} = torch.randint(-3, 4, (4, 4), generator=g)")
+            out.append(f"    {name} = torch.randint(-3, 4, (4, 4), generator=g){on}")
         elif dtype == "c64":
-            out.append(f"    {name} = torch.randn(4, 4, generator=g, dtype=torch.complex64)")
+            out.append(f"    {name} = torch.randn(4, 4, generator=g, dtype=torch.complex64){on}")
         else:
-            out.append(f"    {name} = torch.randn(4, 4, generator=g).to({INPUT_DTYPES[dtype]})")
+            out.append(f"    {name} = torch.randn(4, 4, generator=g).to({INPUT_DTYPES[dtype]}){on}")
         names.append(name)
     for name, kind in h["extras"]:
         if kind == "flag":
@@ -367,14 +371,14 @@ def render_harness(h: dict) -> list[str]:
         elif kind == "device":
             out.append(f"    {name} = {h['device_arg']!r}")
         elif kind == "optional":
-            out.append(f"    {name} = torch.randn(4, generator=g) if flag else None")
+            out.append(f"    {name} = torch.randn(4, generator=g){on} if flag else None")
         names.append(name)
     out.append("    return [" + ", ".join(names) + "]")
     out.append("")
     out.append("")
     out.append("def build():")
     out.append(f"    torch.manual_seed({h['input_seed']})")
-    out.append("    return Prog()" if h["KIND"] == "module" else "    return prog")
+    out.append(f"    return Prog(){on}" if h["KIND"] == "module" else "    return prog")
     return out
 
 
@@ -401,9 +405,30 @@ class Ctx:
     main: bool = True
 
 
+# The tensor factories in op templates, given their operand's device (for
+# programs whose tensors live on a GPU: `generate(..., device="cuda")`).
+_ON_DEVICE = (
+    ("torch.tensor([0, 1, 2, 3])", "torch.tensor([0, 1, 2, 3], device={a}.device)"),
+    ("torch.tensor([1, 3])", "torch.tensor([1, 3], device={a}.device)"),
+    ("torch.eye(4, dtype={a}.dtype)", "torch.eye(4, dtype={a}.dtype, device={a}.device)"),
+    ("torch.zeros(4, 4, dtype=torch.get_autocast_cpu_dtype())",
+     "torch.zeros(4, 4, dtype=torch.get_autocast_cpu_dtype(), device={a}.device)"),
+)
+
+
+def _on_device(fmt: str) -> str:
+    for cpu, anywhere in _ON_DEVICE:
+        fmt = fmt.replace(cpu, anywhere)
+    return fmt
+
+
 class Generator:
-    def __init__(self, seed: int, index: int, save_share: float = 0.3):
+    def __init__(self, seed: int, index: int, save_share: float = 0.3, device: str | None = None):
         self.seed, self.index, self.save_share = seed, index, save_share
+        # None: CPU tensors, the programs every run before had; else the
+        # device the inputs and parameters live on, whose autocast the
+        # scopes mostly name (the other device's scopes cast nothing there).
+        self.device = device
         self.rng = random.Random(f"jitamp-fuzz:{seed}:{index}")
         self.n = 0
         self.features: set[str] = set()
@@ -483,6 +508,8 @@ class Generator:
             device = "cuda"
         elif r < 0.15 and "dev" in self.extra_names:
             device = "dev"
+        if self.device is not None and self.device != "cpu" and device != "dev":
+            device = "cpu" if device == self.device else self.device
         dtype, enabled, cache = self.dtype_expr(), self.enabled_expr(env), self.cache_expr()
         if device == "cuda":
             self.features.add("device=cuda")
@@ -526,7 +553,8 @@ class Generator:
             opt = self.pick(choices)
             if opt in self.optionals:
                 self.features.add("Tensor?=optional variable")
-        return op.fmt.format(a=a, b=b, c=c, opt=opt), op.fresh
+        fmt = op.fmt if self.device is None else _on_device(op.fmt)
+        return fmt.format(a=a, b=b, c=c, opt=opt), op.fresh
 
     # -- statements ---------------------------------------------------------
     def block(self, env: list[Var], ctx: Ctx, budget: int) -> list:
@@ -855,7 +883,10 @@ class Generator:
             outer = "no_grad"
         else:
             outer = "inference_mode"  # as model servers often call models
+        if self.device is not None and isinstance(outer, tuple):
+            outer = (self.device,) + outer[1:]
         harness = {
+            "DEVICE": self.device,
             "KIND": self.kind,
             "GRAD": grad,
             "OUTER": outer,
@@ -909,7 +940,7 @@ class Generator:
                 or any(kind == "autocast-decorated" for kind, _, _ in self.callables)):
             return None
         if outer is None or isinstance(outer, str) or not outer[2]:
-            return (("cpu", {"bf16": "bfloat16", "fp16": "float16"}[self.lower], True),)
+            return ((self.device or "cpu", {"bf16": "bfloat16", "fp16": "float16"}[self.lower], True),)
         return (None,)
 
     def helper(self) -> Def:
@@ -1005,8 +1036,10 @@ def drop_returns_before_with(nodes: list) -> list:
     return out
 
 
-def generate(seed: int, index: int, save_share: float = 0.3) -> Program:
+def generate(seed: int, index: int, save_share: float = 0.3, device: str | None = None) -> Program:
     """The program of (seed, index); `save_share`: the share of module
     programs (without `@torch.jit.ignore` calls) also compared after
-    torch.jit.save/load."""
-    return Generator(seed, index, save_share).generate()
+    torch.jit.save/load; `device`: where its tensors live (None: CPU, as
+    every program before; "cuda": inputs and parameters on the GPU, scopes
+    mostly CUDA's, eager regions CUDA's)."""
+    return Generator(seed, index, save_share, device).generate()

@@ -863,6 +863,8 @@ def _known_finding(kind, obj, scripted, module, source, directory, stem, message
     """
     if _fork_order_only(kind, module, source, directory, stem, message):
         return "known:fork-grad-order"
+    if kind in ("mismatch:value", "mismatch:grad") and _eager_varies(obj, module):
+        return "known:eager-nondeterministic"
     if _profiling(module) and _COMPLEX.search(module.SOURCE) and (
             kind == "mismatch:grad" or kind == "mismatch:error" and _REAL_GRAD_OF_COMPLEX in message):
         # TorchScript's symbolic derivative formulas conjugate nothing (mul,
@@ -885,6 +887,45 @@ def _known_finding(kind, obj, scripted, module, source, directory, stem, message
             or _raised_past(message) and _raises_in_dead_code(obj, module, source, directory, stem)):
         return "known:dead-code"
     return _profiling_plans_own(kind, module, source, directory, stem, message)
+
+
+# Eager's alert for a kernel whose results may vary from run to run (a
+# GPU's atomic adds), raised under torch.use_deterministic_algorithms(True).
+_NONDETERMINISTIC_ALERT = "does not have a deterministic implementation"
+
+
+def _eager_varies(obj, module) -> bool:
+    """Whether eager's own results are no exact reference on the program's
+    device: eager raises the alert of a kernel without a deterministic
+    implementation under torch.use_deterministic_algorithms(True) (on a
+    GPU: avg_pool3d's, max_pool3d's and adaptive_avg_pool3d's backwards,
+    ...; a batch runs with the alert as a warning), or one of three more
+    eager runs differs from another (a kernel that reads what it writes).
+    Never for CPU programs (one thread, deterministic kernels)."""
+    if getattr(module, "DEVICE", None) in (None, "cpu"):
+        return False
+    outer = make_outer(module.OUTER)
+    mode = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        for call in range(1, max(CALLS) + 1):
+            _, error, _, _ = oracle.run_side(obj, module.make_args(call), outer, module.GRAD)
+            if error is not None:
+                if _NONDETERMINISTIC_ALERT in str(error):
+                    return True
+                break
+    finally:
+        torch.use_deterministic_algorithms(mode[0], warn_only=mode[1])
+        oracle.reset_autocast_state()
+    try:
+        for _ in range(3):
+            oracle.check_against_eager(obj, module.make_args(1), scripted=obj, outer=outer, calls=CALLS,
+                                       grad=module.GRAD, args_for_call=module.make_args)
+    except AssertionError:
+        return True
+    finally:
+        oracle.reset_autocast_state()
+    return False
 
 
 def _simple_executor_agrees(source, directory, stem) -> bool:
