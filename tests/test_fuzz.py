@@ -193,6 +193,21 @@ def test_device_programs_put_every_tensor_on_the_device(workdir):
     assert cuda_scopes > 4 * (scopes[("cpu", "")] + scopes[("", "cpu")]), scopes
     assert all(p.harness["OUTER"] is None or isinstance(p.harness["OUTER"], str)
                or p.harness["OUTER"][0] == "cuda" for p in cuda)
+    # a uniform program's scopes on the device keep its dtype (CUDA's
+    # default is float16, CPU's bfloat16): two threads share eager's cast
+    # cache (seed 112950, index 2801 at 8eba56a mixed them)
+    for index, source in enumerate(sources):
+        drawn = generator.Generator(CI_SEED, index, device="cuda")
+        assert drawn.generate().render() == source
+        if not drawn.mixed:
+            body = source.split("# --- harness")[0]
+            lower = generator.LOWER[drawn.lower]
+            scopes = re.findall(r"torch\.cuda\.amp\.autocast\([^)]*|torch\.(?:amp\.)?autocast\((?:device_type=)?'cuda'[^)]*",
+                                body)
+            for scope in scopes:
+                named = re.findall(r"dtype=([\w.]+)", scope)
+                assert named in ([lower], ["torch.float32"], ["dt"]) or (
+                    not named and lower == "torch.float16"), (scope, lower)
     kinds = collections.Counter(run_source(generate(CI_SEED, index, device="cpu").render(), workdir).kind
                                 for index in range(40))
     assert set(kinds) <= {"ok"} | {k for k in kinds if k.startswith("known:")}, kinds

@@ -512,8 +512,15 @@ class Generator:
             device = "cpu" if device == self.device else self.device
         dtype, enabled, cache = self.dtype_expr(), self.enabled_expr(env), self.cache_expr()
         if device == "cuda":
-            self.features.add("device=cuda")
-            dtype = self.pick(["", "torch.float16", "torch.bfloat16"])
+            # (a draw either way: CUDA programs keep their other draws)
+            picked = self.pick(["", "torch.float16", "torch.bfloat16"])
+            if self.device != "cuda" or self.mixed:  # CPU tensors: the scope casts nothing
+                self.features.add("device=cuda")
+                dtype = picked
+        if self.device not in (None, "cpu") and device != "cpu" and dtype == "" and not self.mixed:
+            # the program's lower dtype, not the device's default (CUDA's
+            # is float16): two threads share eager's cast cache
+            dtype = "" if device == "cuda" and self.lower == "fp16" else LOWER[self.lower]
         kw = []
         if dtype:
             kw.append(f"dtype={dtype}")
