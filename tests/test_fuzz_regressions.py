@@ -487,6 +487,31 @@ def test_fork_backward_error_order_is_torchscripts():
     assert backward_error(with_jitamp) == backward_error(plain)
 
 
+def test_fork_backward_meets_autocasts_cat_first_is_eagers_error_first(tmp_path):
+    """torchscript_fork_backward_meets_autocasts_cat_first.py: backward, in
+    the caller's bfloat16 region, meets two failing nodes: v25's in-place
+    check (eager's error) and gru_cell's unsafe_chunk backward, whose cat of
+    a float16 and a bfloat16 gradient autocast's promote refuses. The fork's
+    nodes, numbered on the task's thread, bring the cat first (the runner
+    tells the scripted error a backward one by where it is raised: its
+    words name no backward); eager without the in-place write raises that
+    same error there."""
+    name = "torchscript_fork_backward_meets_autocasts_cat_first.py"
+    assert _run(name).kind == "known:fork-grad-order"
+    with open(os.path.join(REPRODUCERS, name)) as f:
+        source = f.read()
+    assert source.count("    v25.mul_(2.0)\n") == 1
+    path = tmp_path / "without_the_inplace_write.py"
+    path.write_text(source.replace("    v25.mul_(2.0)\n", ""))
+    spec = importlib.util.spec_from_file_location("without_the_inplace_write", path)
+    program = importlib.util.module_from_spec(spec)
+    with jitamp.enable():  # the @torch.jit.script callee compiles at import
+        spec.loader.exec_module(program)
+    _, error, _, _ = oracle.run_side(program.build(), program.make_args(1),
+                                     lambda: torch.autocast("cpu", dtype=torch.bfloat16), True)
+    assert "Unexpected floating ScalarType in at::autocast::prioritize" in str(error)
+
+
 def _x0_grad(fn, program, optimize: bool = True) -> torch.Tensor:
     args = program.make_args(1)
     x0 = args[0].requires_grad_()
@@ -947,6 +972,7 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("torchscript_frozen_cast_cache_then_an_assert.py", "known:frozen-cast-cache"),
     ("torchscript_profiling_subgraph_detaches_a_cached_weight.py", "known:profiling-detached-cache"),
     ("torchscript_profiling_complex_gradient_of_a_real_input.py", "known:profiling-complex-grad"),
+    ("torchscript_fork_backward_meets_autocasts_cat_first.py", "known:fork-grad-order"),
 ])
 def test_torchscript_and_frozen_differences_recognized(name, kind):
     """A scope only in a helper nothing calls leaves plain TorchScript a
