@@ -220,7 +220,11 @@ class M(torch.nn.Module):
         for _ in range(n):
             y = y + 1.0
         of_loop = y.cos()
-        return of_weight + of_loop + x.sin()
+        z = self.w
+        for _ in range(2):
+            z = x * 2.0
+        of_body = z.tan()
+        return of_weight + of_loop + of_body + x.sin()
 """
 
 
@@ -238,7 +242,34 @@ def test_reads_an_argument(tmp_path):
     unload(module)
     assert not _reads_an_argument(graph, (path, lines["of_weight"]), rename)
     assert _reads_an_argument(graph, (path, lines["of_loop"]), rename)  # through the loop
+    assert _reads_an_argument(graph, (path, lines["of_body"]), rename)  # what the loop's body assigns
     assert _reads_an_argument(graph, (path, lines["return"]), rename)
+
+
+def _dead_mm_kept_by_a_size_check(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    v = torch.mm(a, b)  # read only by huber_loss's size check
+    torch.nn.functional.huber_loss(v, v, reduction="none")
+    return a
+
+
+class _ForksDeadMm(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        fut = torch.jit.fork(_dead_mm_kept_by_a_size_check, x.half(), x)
+        return torch.jit.wait(fut)
+
+
+def test_frozen_drops_a_dead_op_of_a_forked_callee_is_torchscripts():
+    """Plain TorchScript (no jitamp, no autocast): a forked callee's op that
+    only a size check reads raises in the scripted model, as in eager;
+    freezing folds the check and drops the op, so the frozen model
+    returns (torchscript_frozen_drops_a_dead_op_of_a_forked_callee.py)."""
+    x = torch.ones(4, 4)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        _ForksDeadMm()(x)
+    scripted = oracle.script_without_jitamp(_ForksDeadMm())
+    with pytest.raises(RuntimeError, match="same dtype"):
+        scripted(x)
+    assert torch.equal(torch.jit.freeze(scripted.eval())(x), x.half())
 
 
 def test_dead_library_op_error_recognized():
@@ -970,6 +1001,7 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("torchscript_profiling_plan_runs_svdvals_before_linear.py", "known:profiling-error-order"),
     ("torchscript_callees_plan_drops_a_dead_library_call.py", "known:dead-code"),
     ("torchscript_frozen_cast_cache_then_an_assert.py", "known:frozen-cast-cache"),
+    ("torchscript_frozen_drops_a_dead_op_of_a_forked_callee.py", "known:dead-code"),
     ("torchscript_profiling_subgraph_detaches_a_cached_weight.py", "known:profiling-detached-cache"),
     ("torchscript_profiling_complex_gradient_of_a_real_input.py", "known:profiling-complex-grad"),
     ("torchscript_fork_backward_meets_autocasts_cat_first.py", "known:fork-grad-order"),

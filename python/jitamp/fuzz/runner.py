@@ -703,10 +703,16 @@ def _raises_in_dead_code(obj, module, source, directory, stem, frozen=None) -> b
                 # Gone from the frozen graph, and not by constant folding (which
                 # fold barriers keep from ops the autocast state decides): an
                 # op that reads a forward argument is never a constant.
-                frozen_graph = _frozen_graph(frozen) if frozen is not None else None
-                gone = (frozen_graph is not None and _reads_an_argument(graph, where, rename)
+                # Forked callees included, fork by fork as direct calls: a
+                # fork's subgraph is no block of it, which neither graph
+                # walk enters (seed 112902, index 19130: a dead lstm_cell of
+                # a helper called only forked). Presence and counts only:
+                # liveness (`lines`) is the graph's as TorchScript runs it.
+                frozen_graph = _forks_inlined(_frozen_graph(frozen)) if frozen is not None else None
+                flat = _forks_inlined(graph)
+                gone = (frozen_graph is not None and _reads_an_argument(flat, where, rename)
                         and (where not in _live_lines(frozen_graph)
-                             or _fewer_ops(frozen_graph, graph, where, rename)))
+                             or _fewer_ops(frozen_graph, flat, where, rename)))
             return lines.get(where) is False or gone or (
                 where not in lines and _others_of_its_function_run(source, where, lines))
         except Exception:
@@ -731,6 +737,25 @@ def _others_of_its_function_run(source: str, where: tuple[str, int], lines: dict
 def _frozen_graph(frozen: Any) -> torch._C.Graph:
     graph = frozen.forward.graph.copy()
     _inline(graph)
+    return graph
+
+
+def _forks_inlined(graph: torch._C.Graph) -> torch._C.Graph:
+    """A copy of `graph` (callees inlined) with each fork's subgraph put
+    in its place and each wait of it replaced by what it returns
+    (TorchScript's InlineForkWait), its callees inlined, until no fork is
+    left: every op a call may run, on the values it reads (a forked
+    callee's lines keep their source ranges). Read, never run; `graph`
+    itself where the pass refuses it."""
+    flat = graph.copy()
+    try:
+        for _ in range(8):  # a fork inside a forked callee: the next round
+            if not any(node.kind() == "prim::fork" for node in graph_nodes(flat)):
+                return flat
+            torch._C._jit_pass_inline_fork_wait(flat)
+            _inline(flat)
+    except RuntimeError:
+        pass
     return graph
 
 
@@ -793,6 +818,10 @@ def _reaches(work: list, arguments: set) -> bool:
         if node.kind() == "prim::CreateObject":
             work.extend(v for use in value.uses() if use.user.kind() == "prim::SetAttr"
                         for v in use.user.inputs())
+        # an if's or a loop's result: what its blocks return (seed 112902,
+        # index 19130: a value an argument's op assigns in a loop's body)
+        for block in node.blocks():
+            work.extend(block.returnNode().inputs())
         work.extend(node.inputs())
     return False
 
