@@ -1023,6 +1023,7 @@ def test_torchscript_and_frozen_differences_recognized(name, kind):
 @pytest.mark.parametrize("name", [
     "torchscript_softmax_formula_half_input_under_a_casting_region.py",  # seed 77112026, index 2718
     "torchscript_profiling_out_grad_where_eager_runs_on.py",  # seed 77112026, index 8814
+    "torchscript_softmax_formula_outside_every_scope.py",  # seed 112902, index 46442
 ])
 def test_plain_torchscript_raises_the_same_where_it_is_no_reference(name):
     """An error of the profiling plan that plain TorchScript raises at the
@@ -1326,6 +1327,95 @@ def test_profiling_saved_by_formula_is_torchscripts(profiling_executor):
     assert plain[0] == "", plain
     assert all("of torch::jit::(anonymous namespace)::DifferentiableGraph, is at version" in e
                for e in plain[1:]), plain
+
+
+def _softmax_outside_a_scope(x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    v2 = torch.softmax(x.clamp(-1.0, 1.0), -1, dtype=torch.float32)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        v1 = x @ x
+    return v2, v1
+
+
+def test_profiling_softmax_formula_outside_every_scope_is_torchscripts(profiling_executor):
+    """known:profiling-plain-torchscript (seed 112902, index 46442): a
+    float16 input's softmax with dtype=float32, outside every scope, then a
+    scope that casts a matmul. Eager's softmax.int casts first
+    (ToCopyBackward0, then SoftmaxBackward0 of the float32 copy, whose
+    `_softmax_backward_data` gets input_dtype float32). The profiling plan
+    differentiates softmax.int as one op: its formula's
+    `_softmax_backward_data(grad_output, result, dim, self.dtype)` gets the
+    float16 input's dtype with a float32 gradient and result, for which the
+    CPU kernel's output is float16 (the half-to-float case of CUDA's
+    kernel): "expected scalar type Float but found Half" from the plan's
+    second call. Plain TorchScript (no jitamp, its built-in autocast pass
+    off), with eager's dtypes for all the softmax reads."""
+    def make():
+        return [torch.randn(4, 4, generator=torch.Generator().manual_seed(0)).half().requires_grad_()]
+
+    def grad_of(out):
+        return list(out)
+    x = make()[0]
+    v2, _ = _softmax_outside_a_scope(x)
+    assert [type(n).__name__ for n in (v2.grad_fn, v2.grad_fn.next_functions[0][0])] == [
+        "SoftmaxBackward0", "ToCopyBackward0"]
+    assert _first_errors(_softmax_outside_a_scope, lambda call: make(), grad_of=grad_of) == [None] * 3
+    half = "RuntimeError: expected scalar type Float but found Half"
+    grad, result = torch.ones(4, 4), torch.softmax(torch.randn(4, 4), -1)
+    assert torch._softmax_backward_data(grad, result, -1, torch.float32).dtype == torch.float32  # eager's
+    with pytest.raises(RuntimeError, match=half.split(": ", 1)[1]):
+        torch._softmax_backward_data(grad, result, -1, torch.float16)  # the formula's
+    previous = torch._C._jit_set_autocast_mode(False)
+    try:
+        plain = oracle.script_without_jitamp(_softmax_outside_a_scope)
+        errors = _first_errors(plain, lambda call: make(), grad_of=grad_of)
+    finally:
+        torch._C._jit_set_autocast_mode(previous)
+    assert errors == [None, half, half], errors
+
+
+def test_a_formula_that_reads_a_scope_is_not_cut_out(tmp_path):
+    """runner._formula_slice: the op whose formula raised, and what it
+    reads, cut out of the program scripted without jitamp only where none
+    of it runs in a scope (through a list written there too): there a cast
+    jitamp missed would give plain TorchScript's uncast dtypes."""
+    from jitamp.fuzz import runner
+
+    message = ("call 2: scripted raised RuntimeError('Traceback of TorchScript (most recent call last):\\n"
+               "  File \"<string>\", line 83, in <backward op>\\n"
+               "            result = torch.softmax(self, dim, dtype)\\n"
+               "            def backward(grad_output):\\n"
+               "                grad_self = torch._softmax_backward_data(grad_output, result, dim, self.dtype)\\n"
+               "RuntimeError: expected scalar type Float but found Half\\n'), eager returned")
+    head = """
+from typing import List
+import torch
+from torch import Tensor
+def prog(x0: Tensor):
+"""
+    bodies = {
+        True: """    v2 = torch.softmax(x0.clamp(-1.0, 1.0), -1, dtype=torch.float32)
+    with torch.autocast('cpu', dtype=torch.bfloat16):
+        v1 = x0 @ x0
+    return v2, v1
+""",
+        False: """    with torch.autocast('cpu', dtype=torch.bfloat16):
+        v1 = x0 @ x0
+    return torch.softmax(v1.clamp(-1.0, 1.0), -1, dtype=torch.float32), v1
+""",
+    }
+    in_a_list = """    vs: List[Tensor] = [x0]
+    with torch.autocast('cpu', dtype=torch.bfloat16):
+        vs.append(x0 @ x0)
+    return torch.softmax(vs[-1].clamp(-1.0, 1.0), -1, dtype=torch.float32), x0
+"""
+    tail = "def build():\n    return prog\n"
+    for i, (body, cut) in enumerate([(bodies[True], True), (bodies[False], False), (in_a_list, False)]):
+        with runner.scripted_without_jitamp(head + body + tail, str(tmp_path), f"slice_{i}") as (_, plain):
+            sliced = runner._formula_slice(plain, message)
+            assert (sliced is not None) is cut, body
+            if cut:
+                assert [n.kind() for n in sliced.graph.nodes() if n.kind() != "prim::Constant"] == [
+                    "aten::clamp", "aten::softmax"], sliced.graph
 
 
 def _matmul_in_a_subgraph(w: torch.Tensor, v: torch.Tensor) -> torch.Tensor:

@@ -1273,10 +1273,18 @@ def _plain_raises_the_same(obj, module, source, directory, stem, message) -> boo
     doing nothing must not raise it there too: a scope jitamp failed to
     enter would look the same. Not for an error a dtype decides, unless a
     symbolic formula of the profiling plan raised it where the program
-    opens no scope: a cast jitamp missed would give plain TorchScript's
-    uncast dtypes. Seen: softmax's formula with `dtype=` and a float16 input
-    under a bfloat16 region (seed 77112026, index 2718); an `out=` softmax
-    with grad, where eager's kernel runs on (seed 77112026, index 8814)."""
+    opens no scope, or reads nothing a scope computes (below): a cast
+    jitamp missed would give plain TorchScript's uncast dtypes. Seen:
+    softmax's formula with `dtype=` and a float16 input under a bfloat16
+    region (seed 77112026, index 2718); an `out=` softmax
+    with grad, where eager's kernel runs on (seed 77112026, index 8814).
+    With scopes too, where the formula's op, and every op whose result it
+    reads, runs outside every scope and no region is on: jitamp casts
+    nothing there, so it feeds the formula eager's dtypes, as plain
+    TorchScript does, which raises it at that call in that part of the
+    program, cut out (_formula_slice; the same softmax formula with a
+    float16 input, scopes after it casting a matmul and a cholesky, which
+    plain TorchScript's uncast float16 fails: seed 112902, index 46442)."""
     mine = _scripted_error(message)
     if mine is None:
         return False
@@ -1287,11 +1295,16 @@ def _plain_raises_the_same(obj, module, source, directory, stem, message) -> boo
     try:
         with scripted_without_jitamp(source, directory, stem + "_plain_same_error") as (_, plain):
             scopes = _autocast_scopes_in(plain)
-            if dtype_error and scopes:
+            # with scopes, only the formula's op and what it reads, all of it
+            # outside every scope: the rest may raise where plain TorchScript
+            # runs what a scope casts uncast (a float16 cholesky)
+            run = plain if not (dtype_error and scopes) else (
+                _formula_slice(plain, message) if _autocast_off(module.OUTER) else None)
+            if run is None:
                 return False
             builtin = torch._C._jit_set_autocast_mode(False)  # its scopes do nothing
             try:
-                if _first_error(plain, module, outer) != mine:
+                if _first_error(run, module, outer) != mine:
                     return False
             finally:
                 torch._C._jit_set_autocast_mode(builtin)
@@ -1301,6 +1314,92 @@ def _plain_raises_the_same(obj, module, source, directory, stem, message) -> boo
     except Exception:
         return False
     return True
+
+
+# The op whose symbolic formula raised, by the forward line the formula's
+# frame shows above its backward: `result = torch.softmax(self, dim, dtype)`.
+_FORMULA_OP = re.compile(
+    r"in <backward op>\n(?:[^\n]*\n)*?\s*\w+ = torch\.(\w+)\(self\b[^\n]*\n\s*def backward\(")
+
+
+def _formula_slice(plain: Any, message: str) -> Callable | None:
+    """The op whose symbolic formula raised in the scripted side's error
+    (`message`: the oracle's; _FORMULA_OP), and every op whose result it
+    reads, cut out of the program scripted without jitamp (`plain`, callees
+    inlined) as a plain TorchScript function of the program's arguments
+    that returns that op's results. Through an if or a loop, or where the
+    op runs in one, the slice keeps it whole; through a list or a dict, all
+    that writes into it; through the program's object, all that sets its
+    attributes. None where the frame names no op, the graph has none of it,
+    or a node of the slice runs in an autocast scope: outside every scope
+    (and every region) eager computes the slice with autocast off and
+    jitamp casts nothing in it, so its dtypes, all the formula reads
+    (its gradient has its result's), are eager's, as plain TorchScript
+    computes them (an op's in-place writes keep its dtype)."""
+    raised = _raised(message, "scripted")
+    found = _FORMULA_OP.search(raised[1]) if raised else None
+    if found is None:
+        return None
+    graph = getattr(plain, "forward", plain).graph.copy()
+    _inline(graph)
+    nodes = graph_nodes(graph)
+    ops = [n for n in nodes if n.kind() == "aten::" + found.group(1)]
+    if not ops:
+        return None
+    setattr_ = any(n.kind() == "prim::SetAttr" for n in nodes)
+    work, kept = list(ops), set()
+    while work:
+        node = work.pop()
+        if node in kept or node.kind() == "prim::Param" and node.owningBlock().owningNode() is None:
+            continue  # the graph's own inputs
+        kept.add(node)
+        owner = node.owningBlock().owningNode()
+        if owner is not None:  # its if or loop, whole
+            work.append(owner)
+        if node.kind() == "prim::Param":
+            continue
+        if _in_an_autocast_scope(node):
+            return None
+        for sub in node.blocks():
+            work.extend(sub.nodes())
+            work.append(sub.returnNode())
+        for value in node.inputs():
+            work.append(value.node())
+            kind = value.type().kind()
+            if kind in ("ListType", "DictType") or kind == "ClassType" and setattr_:
+                work.extend(use.user for use in value.uses())  # its writers
+    for i in reversed(range(len(list(graph.outputs())))):
+        graph.eraseOutput(i)
+    for op in ops:
+        for value in op.outputs():
+            graph.registerOutput(value)
+    for node in reversed(list(graph.nodes())):  # the top block's; the slice's stay whole
+        if node not in kept:
+            node.destroy()
+    if len(list(graph.outputs())) > 1:
+        graph.makeMultiOutputIntoTuple()
+    torch._C._jit_pass_lint(graph)
+    function = torch._C._create_function_from_graph("formula_slice", graph)
+    if hasattr(plain, "forward"):  # a module's graph takes the module first
+        return lambda *args: function(plain._c, *args)
+    return function
+
+
+def _in_an_autocast_scope(node: torch._C.Node) -> bool:
+    """Whether `node` runs between an autocast scope's prim::Enter and its
+    prim::Exit, in its own block or around a node that holds it."""
+    while node is not None:
+        for enter in node.owningBlock().nodes():
+            if not enter.isBefore(node):
+                break
+            if enter.kind() != "prim::Enter" or "autocast" not in str(enter.inputsAt(0).type()):
+                continue
+            scope = enter.inputsAt(0).debugName()
+            if not any(n.kind() == "prim::Exit" and n.inputsAt(0).debugName() == scope and n.isBefore(node)
+                       for n in node.owningBlock().nodes()):
+                return True
+        node = node.owningBlock().owningNode()
+    return False
 
 
 def _plain_words_it_so(obj, module, source, directory, stem, message, make: Callable[[Any], Any] | None,
