@@ -95,6 +95,28 @@ def test_per_op_cost_runs_and_names_the_machine(tmp_path):
             "jitamp_toggled", "jitamp_empty_scope"} <= set(report["rows"])
 
 
+def test_conv_bitwise_candidates_run_and_keep_their_verdicts(tmp_path):
+    """benchmarks/conv_bitwise_candidates.py (issue 40, item 5) keeps
+    running and reports its per-op verdicts; max_pool2d on a channels-last
+    copy, which only compares, is bitwise on any CPU (+0/-0 ties included;
+    NaN payloads aside), and so is the model that uses it. The conv
+    verdicts depend on the kernels oneDNN picks on the CPU (docs/frozen.md
+    names the machine they were measured on): counted, not checked. No
+    timing is checked."""
+    out = tmp_path / "conv.json"
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "conv_bitwise_candidates.py"),
+                           "--repeats", "1", "--calls", "1", "--json", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["machine"]["cpu"]
+    assert all(0 <= row["equal"] <= row["n"] and row["n"] > 0 for row in report["conv"].values())
+    ties = report["max_pool2d"]["+-0 ties"]
+    assert ties["bits"] == ties["n"] > 0, ties
+    assert report["max_pool2d"]["NaNs"]["equal_nan"] == report["max_pool2d"]["NaNs"]["n"]
+    assert all(row["bitwise"] for row in report["convnet"].values()), report["convnet"]
+
+
 def test_compile_variant_reports_its_compile_time_and_difference(tmp_path):
     """--compile: torch.compile of eager autocast in inference runs, with
     the seconds compiling took; no timing is checked."""
