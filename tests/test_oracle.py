@@ -50,6 +50,17 @@ def test_wrong_value_fails():
     _fails("values differ", scoped_mm, [X], scripted=lambda x: scoped_mm(x) * 2)
 
 
+def test_complex_half_values_are_compared():
+    """complex32 has no comparison kernels (torch.equal raises): compared
+    as (real, imaginary) pairs (fuzz seed 112903, indices 8819, 43551)."""
+    x = torch.randn(2, 2, dtype=torch.complex64).to(torch.complex32)
+    y = x.clone()
+    oracle.assert_same([x], [y])
+    y[0, 0] = 0
+    with pytest.raises(AssertionError, match="values differ"):
+        oracle.assert_same([x], [y])
+
+
 def test_wrong_value_fails_with_a_tolerance_too():
     _fails("output", scoped_mm, [X], scripted=lambda x: scoped_mm(x) * 2, exact=False)
 
