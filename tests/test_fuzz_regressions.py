@@ -1005,6 +1005,7 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("torchscript_profiling_subgraph_detaches_a_cached_weight.py", "known:profiling-detached-cache"),
     ("torchscript_profiling_complex_gradient_of_a_real_input.py", "known:profiling-complex-grad"),
     ("torchscript_fork_backward_meets_autocasts_cat_first.py", "known:fork-grad-order"),
+    ("torchscript_frozen_keeps_a_written_alias_weight.py", "known:frozen-constant-weights"),
 ])
 def test_torchscript_and_frozen_differences_recognized(name, kind):
     """A scope only in a helper nothing calls leaves plain TorchScript a
