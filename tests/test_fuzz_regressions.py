@@ -162,6 +162,7 @@ def test_every_reproducer_is_named_by_the_scheme_and_run_here():
     "jitamp_forked_first_cast_under_no_grad.py",
     "jitamp_add_autocast_value_used_outside_its_block.py",
     "jitamp_float32_scope_in_a_mixed_region.py",
+    "jitamp_saved_scope_exit_cut_by_a_raise.py",
 ])
 def test_finding_fixed(name):
     result = _run(name)

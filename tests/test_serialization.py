@@ -1,4 +1,5 @@
 """Saved jitamp models: reloaded in a fresh process, frozen, optimized."""
+import contextlib
 import copy
 import os
 import subprocess
@@ -188,3 +189,51 @@ def test_saves_load_after_pytorch_test_teardowns(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "tests") + os.pathsep + os.environ.get("PYTHONPATH", ""))
     result = subprocess.run([sys.executable, str(script_file)], capture_output=True, text=True, env=env, cwd=ROOT)
     assert result.returncode == 0 and "OK 8" in result.stdout, result.stderr
+
+
+class RaisesInItsScope(nn.Module):
+    """A scope whose block ends in a raise, after an early return (whose
+    exit transform, compiling the saved code, drops what follows the
+    raise): eager's mm there casts both operands to bfloat16 and runs
+    (outside autocast, float16 against float32 raises), its result goes
+    to `out`, then the raise leaves the scope."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(4, 4))
+
+    def forward(self, x, out, flag: bool):
+        if not flag:
+            return x
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out.copy_(torch.mm(x.half(), self.w))
+            raise ValueError("stopped")
+        return x
+
+
+@pytest.mark.parametrize("freeze", [False, True], ids=["scripted", "frozen"])
+def test_a_scope_that_ends_in_a_raise_keeps_its_state_when_loaded(tmp_path, freeze):
+    """Compiling a saved model, TorchScript's exit transform drops what
+    follows an unconditional raise, the scope's exit too: the loaded
+    scope's guard had no use and was dropped at once, so the mm ran with
+    autocast off and raised its dtype error (fuzz seed 112903, index
+    40640). The loaded model raises eager's error after eager's write, and
+    leaves the state as it was (passes/restore_exits_cut_by_raises.h)."""
+    model = RaisesInItsScope().eval()
+    scripted = script(model)
+    if freeze:
+        scripted = torch.jit.freeze(scripted)
+    torch.jit.save(scripted, str(tmp_path / "model.pt"))
+    loaded = torch.jit.load(str(tmp_path / "model.pt"))
+    x = torch.randn(4, 4)
+    for outer in (None, cpu_autocast()):
+        written = []
+        for fn in (model, loaded):
+            out = torch.zeros(4, 4)
+            with torch.no_grad(), (outer() if outer else contextlib.nullcontext()):
+                before = torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")
+                with pytest.raises(Exception, match="stopped"):
+                    fn(x, out, True)
+                assert (torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")) == before
+            written.append(out)
+        assert torch.equal(written[0], written[1])

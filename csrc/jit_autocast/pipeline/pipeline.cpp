@@ -25,6 +25,7 @@
 #include "passes/remove_casts_of_none.h"
 #include "passes/remove_kernel_casts.h"
 #include "passes/repair_value_scopes.h"
+#include "passes/restore_exits_cut_by_raises.h"
 #include "passes/strip_static_scopes.h"
 #include "passes/suspend_autocast_around_fallbacks.h"
 #include "passes/use_scope_ops_of_plans.h"
@@ -80,6 +81,8 @@ const Steps& rewriteSteps() {
        onGraph<RepairValueScopes>},
       {"use_scope_ops_as_saved", "passes/use_scope_ops_of_plans.h",
        onGraph<UseScopeOpsAsSaved>},
+      {"restore_exits_cut_by_raises", "passes/restore_exits_cut_by_raises.h",
+       onGraph<RestoreExitsCutByRaises>},
       {"record_autocast_cache_flags", "passes/record_autocast_cache_flags.h",
        onGraph<RecordAutocastCacheFlags>},
       {"lower_autocast_scopes", "passes/lower_autocast_scopes.h",
