@@ -273,6 +273,28 @@ def test_frozen_drops_a_dead_op_of_a_forked_callee_is_torchscripts():
     assert torch.equal(torch.jit.freeze(scripted.eval())(x), x.half())
 
 
+class _Built:
+    def __init__(self, a: torch.Tensor):
+        self.a = a
+
+
+def _builds_an_object_nothing_reads(x: torch.Tensor) -> torch.Tensor:
+    if bool(x.sum() > 0):  # gt of a complex sum: eager raises
+        o = _Built(x)
+    return x
+
+
+def test_dead_object_built_in_an_if_is_torchscripts():
+    """Plain TorchScript (no jitamp, no autocast) drops an `if` that only
+    builds an object nothing reads, its condition with it: eager raises at
+    the condition, the scripted function returns
+    (torchscript_dead_object_built_in_an_if.py)."""
+    x = torch.randn(4, 4, dtype=torch.complex64)
+    with pytest.raises(NotImplementedError, match="gt_cpu"):
+        _builds_an_object_nothing_reads(x)
+    assert torch.equal(oracle.script_without_jitamp(_builds_an_object_nothing_reads)(x), x)
+
+
 def test_dead_library_op_error_recognized():
     """finding15: the op that raises is in a library function, and what kept
     it alive in the scripted helper is a check freezing folds: its line has
@@ -1007,6 +1029,7 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("torchscript_profiling_complex_gradient_of_a_real_input.py", "known:profiling-complex-grad"),
     ("torchscript_fork_backward_meets_autocasts_cat_first.py", "known:fork-grad-order"),
     ("torchscript_frozen_keeps_a_written_alias_weight.py", "known:frozen-constant-weights"),
+    ("torchscript_dead_object_built_in_an_if.py", "known:dead-code"),
 ])
 def test_torchscript_and_frozen_differences_recognized(name, kind):
     """A scope only in a helper nothing calls leaves plain TorchScript a

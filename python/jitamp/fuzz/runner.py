@@ -625,6 +625,10 @@ def _inline(graph: torch._C.Graph) -> None:
         torch._C._jit_set_autocast_mode(previous)
 
 
+def _writes_a_fresh_object(node: torch._C.Node) -> bool:
+    return node.kind() == "prim::SetAttr" and node.inputsAt(0).node().kind() == "prim::CreateObject"
+
+
 def _live_lines(graph: torch._C.Graph) -> dict[tuple[str, int], bool]:
     """For each (file, line) that nodes of `graph` (callees inlined) come
     from, constants aside: whether one of them is live, i.e. is not pure or
@@ -633,7 +637,11 @@ def _live_lines(graph: torch._C.Graph) -> dict[tuple[str, int], bool]:
     nodes = graph_nodes(graph)
     # (pybind gives back the wrapper `nodes` holds for a node: one object each)
     live: set = set()
-    work = [n for n in nodes if not _pure(n)]
+    # an attribute write of an object the graph makes lives with the object
+    # (dead code elimination drops both where nothing reads it: seed
+    # 112903, index 29408, a Pair built in an `if` nothing else needs)
+    work = [n for n in nodes
+            if not _pure(n) and n.kind() != "prim::CreateObject" and not _writes_a_fresh_object(n)]
     work.append(graph.return_node())
 
     def enclosing(node):
@@ -650,6 +658,8 @@ def _live_lines(graph: torch._C.Graph) -> dict[tuple[str, int], bool]:
         work.extend(enclosing(node))
         for value in node.inputs():
             work.append(value.node())  # a block's parameter: its owner
+        if node.kind() == "prim::CreateObject":
+            work.extend(use.user for use in node.output().uses() if use.user.kind() == "prim::SetAttr")
         for sub in node.blocks():  # what a live if or loop returns
             work.append(sub.returnNode())
     lines: dict[tuple[str, int], bool] = {}
