@@ -295,6 +295,24 @@ def test_dead_object_built_in_an_if_is_torchscripts():
     assert torch.equal(oracle.script_without_jitamp(_builds_an_object_nothing_reads)(x), x)
 
 
+def _margin_of_a_constant_target(w: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.multi_margin_loss(w, torch.tensor([0, 1, 2, 3]), reduction="none")
+
+
+def test_plan_made_in_inference_mode_is_torchscripts():
+    """Plain TorchScript (no jitamp, no autocast) makes the plan at the
+    first call, under inference mode here, folding the target tensor into
+    an inference tensor: a later call with grad cannot save it for
+    backward, where eager returns (torchscript_plan_made_in_inference_mode.py)."""
+    w = torch.nn.Parameter(torch.randn(4, 4))
+    scripted = oracle.script_without_jitamp(_margin_of_a_constant_target)
+    with torch.inference_mode():
+        scripted(w)
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+        scripted(w)
+    _margin_of_a_constant_target(w)
+
+
 def test_dead_library_op_error_recognized():
     """finding15: the op that raises is in a library function, and what kept
     it alive in the scripted helper is a check freezing folds: its line has
@@ -1030,6 +1048,7 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("torchscript_fork_backward_meets_autocasts_cat_first.py", "known:fork-grad-order"),
     ("torchscript_frozen_keeps_a_written_alias_weight.py", "known:frozen-constant-weights"),
     ("torchscript_dead_object_built_in_an_if.py", "known:dead-code"),
+    ("torchscript_plan_made_in_inference_mode.py", "known:inference-mode-plan"),
 ])
 def test_torchscript_and_frozen_differences_recognized(name, kind):
     """A scope only in a helper nothing calls leaves plain TorchScript a

@@ -1061,6 +1061,22 @@ def _raised_past(message: str) -> bool:
             or re.search(r"scripted raised \S+, eager \S+$", message.splitlines()[0]) is not None)
 
 
+_INFERENCE_TENSOR_SAVED = "Inference tensors cannot be saved for backward"
+
+
+def _plan_made_in_inference_mode(module: Any, message: str) -> bool:
+    """Whether the other thread's call met a plan made in inference mode:
+    TorchScript makes a function's plan at its first call, folding
+    constants then, so under inference mode (OUTER, the first thread's) a
+    folded tensor constant (`torch.tensor([0, 1, 2, 3])`) is an inference
+    tensor, which a later call in grad mode (the second thread's) cannot
+    save for backward; eager makes the tensor at each call (plain
+    TorchScript too: tests/test_fuzz_regressions.py; seed 112903, index
+    81968)."""
+    return (module.OUTER == "inference_mode" and _INFERENCE_TENSOR_SAVED in message
+            and "eager returned" in message)
+
+
 def _fork_order_only(kind, module, source, directory, stem, message, sides: tuple | None = None) -> bool:
     """Whether a gradient difference (or backward error) of a program that
     forks goes away with each fork/wait pair a direct call: the program
@@ -1687,6 +1703,8 @@ def _run_source(source: str, directory: str, stem: str, save: bool | None) -> Re
                     kind = known_difference(found, profiling) or "threads-mismatch:" + classify(found)
                     if _fork_order_only(kind, module, source, directory, stem, found):
                         kind = "known:fork-grad-order"
+                    elif kind == "threads-mismatch:error" and _plan_made_in_inference_mode(module, found):
+                        kind = "known:inference-mode-plan"
                     return Result(kind, str(exc), eager_raised)
             save = save if save is not None else module.SAVE
             if save:
