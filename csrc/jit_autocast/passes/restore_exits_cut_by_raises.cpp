@@ -19,8 +19,7 @@ bool RestoreExitsCutByRaises(const std::shared_ptr<Graph>& graph) {
   forEachNode(
       graph->block(),
       [&](Node* node) {
-        if ((node->kind() == ops::kEnter || node->kind() == ops::kEnterInPlan) &&
-            !node->outputs().empty() && !node->output(0)->hasUses()) {
+        if (isEnter(node) && !node->output(0)->hasUses()) {
           auto& enters = open[node->owningBlock()];
           if (enters.empty()) {
             order.push_back(node->owningBlock());

@@ -26,7 +26,7 @@ import threading
 import time
 
 
-def _on_device(device: str | None) -> None:
+def _deterministic_kernels_on(device: str | None) -> None:
     """A GPU's programs run its deterministic kernels (eager's and the
     scripted side's alike): an op that sums with atomics (index_add,
     scatter_add, some backwards) may round differently from call to call,
@@ -44,7 +44,7 @@ def _worker(args) -> int:
     warnings.simplefilter("ignore")
     import torch
     torch.set_num_threads(1)
-    _on_device(args.device)
+    _deterministic_kernels_on(args.device)
     from .generator import generate
     from .runner import run_source
     directory = tempfile.mkdtemp(prefix="jitamp_fuzz_")
@@ -163,7 +163,7 @@ def _single(args) -> int:
     warnings.simplefilter("ignore")
     import torch
     torch.set_num_threads(1)
-    _on_device(args.device)
+    _deterministic_kernels_on(args.device)
     from .generator import generate
     from .runner import repro_source, run_source
     from .shrink import shrink_failure
