@@ -52,10 +52,11 @@ off, the runner reports "known:frozen-cast-cache"; where it equals eager
 whose parameters do not require grad (a kernel path that depends on it),
 "known:frozen-constant-weights". On a GPU (`--device cuda`), where eager's
 own results vary (a kernel without a deterministic implementation, or two
-eager runs that differ): "known:eager-nondeterministic". Two threads
-whose first call, under inference mode, made the plan (a folded tensor
-constant is an inference tensor the other thread cannot save for
-backward): "known:inference-mode-plan".
+eager runs that differ): "known:eager-nondeterministic". Two threads, one
+under inference mode, one meeting the plan the other made in its grad
+mode (a folded tensor constant made under inference mode, which the grad
+thread cannot save for backward; differentiable graphs made with grad,
+which save the inference thread's inputs): "known:inference-mode-plan".
 
 Known deviations (docs/runtime-model.md, "The cast cache"; the xfails) are
 avoided by the generator:

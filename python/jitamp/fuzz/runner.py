@@ -312,6 +312,12 @@ def _compare_in_threads(obj, scripted, module) -> None:
             raise exc
 
 
+def _failed_thread(message: str) -> int | None:
+    """Which thread's comparison `message` (_compare_in_threads's) names."""
+    found = re.search(r"\(in thread (\d) of 2, eager region ", message)
+    return int(found.group(1)) if found else None
+
+
 def _profiling_tolerance(module: Any) -> dict:
     """How far a gradient of the profiling executor may be from eager's:
     summed in another order, off by a few roundings of the dtype the terms
@@ -1053,17 +1059,26 @@ def _raised_past(message: str) -> bool:
 _INFERENCE_TENSOR_SAVED = "Inference tensors cannot be saved for backward"
 
 
-def _plan_made_in_inference_mode(module: Any, message: str) -> bool:
-    """Whether the other thread's call met a plan made in inference mode:
-    TorchScript makes a function's plan at its first call, folding
-    constants then, so under inference mode (OUTER, the first thread's) a
-    folded tensor constant (`torch.tensor([0, 1, 2, 3])`) is an inference
-    tensor, which a later call in grad mode (the second thread's) cannot
-    save for backward; eager makes the tensor at each call (plain
-    TorchScript too: tests/test_fuzz_regressions.py; seed 112903, index
-    81968)."""
-    return (module.OUTER == "inference_mode" and _INFERENCE_TENSOR_SAVED in message
-            and "eager returned" in message)
+def _plan_made_in_the_other_mode(module: Any, message: str, thread: int) -> bool:
+    """Whether a thread's call met a plan the other thread made in the
+    other grad mode (OUTER, thread 0's region, is inference mode; thread 1
+    runs with grad), each way raising that an inference tensor cannot be
+    saved for backward (plain TorchScript too: tests/test_fuzz_regressions.py):
+    - thread 1: TorchScript makes a function's plan at its first call,
+      folding constants then, so under inference mode a folded tensor
+      constant (`torch.tensor([0, 1, 2, 3])`) is an inference tensor, which
+      a later call in grad mode cannot save for backward; eager makes the
+      tensor at each call (seed 112903, index 81968);
+    - thread 0: the profiling executor's plan, optimized during a call with
+      grad on, holds differentiable graphs, whose op saves its inputs for
+      backward whatever the grad mode, so an inference tensor input of a
+      call under inference mode raises (seed 112903, index 49203: eager
+      raised another error further on)."""
+    if module.OUTER != "inference_mode" or _INFERENCE_TENSOR_SAVED not in message:
+        return False
+    if thread == 1:
+        return "eager returned" in message
+    return thread == 0 and _profiling(module)
 
 
 def _fork_order_only(kind, module, source, directory, stem, message, sides: tuple | None = None) -> bool:
@@ -1692,7 +1707,8 @@ def _run_source(source: str, directory: str, stem: str, save: bool | None) -> Re
                     kind = known_difference(found, profiling) or "threads-mismatch:" + classify(found)
                     if _fork_order_only(kind, module, source, directory, stem, found):
                         kind = "known:fork-grad-order"
-                    elif kind == "threads-mismatch:error" and _plan_made_in_inference_mode(module, found):
+                    elif kind == "threads-mismatch:error" and _plan_made_in_the_other_mode(
+                            module, found, _failed_thread(str(exc))):
                         kind = "known:inference-mode-plan"
                     return Result(kind, str(exc), eager_raised)
             save = save if save is not None else module.SAVE
