@@ -3,9 +3,10 @@
 // schemas and kernel signatures that name it (static initialization order
 // across files is unspecified). Kernels are in ops/cast_ops.cpp (smart
 // casts), ops/scope_ops.cpp (scopes, fallback calls), ops/task_ops.cpp
-// (waits, forked tasks) and pipeline/loader.cpp (loading saved
-// models).
+// (waits, forked tasks), ops/frozen_kernels.cpp (ATen's kernels, faster
+// in frozen models) and pipeline/loader.cpp (loading saved models).
 #include "ops/cast_ops.h"
+#include "ops/frozen_kernels.h"
 #include "ops/scope_ops.h"
 #include "ops/task_ops.h"
 #include "passes/expose_static_casts_to_fuser.h"
@@ -72,6 +73,12 @@ TORCH_LIBRARY(jitamp, m) {
       "autocast_to_fp16_before_loop(Tensor(a) self, str devices, "
       "int max_trip_count, bool initial_condition, int region) -> Tensor(a)");
 
+  // aten::max_pool2d's schema, pooling in channels-last layout where that
+  // gives eager's bits faster (frozen_kernels.h; passes/pool_channels_last.h).
+  m.def(
+      "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], "
+      "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor");
+
   // Scope and task ops (scope_ops.cpp, task_ops.cpp). CONSERVATIVE: they have side effects on
   // thread-local state, so dead code elimination, CSE and reordering leave
   // them alone (with the default FROM_SCHEMA, DCE deletes them).
@@ -129,6 +136,7 @@ TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
   m.impl("fusible_to_fp16", TORCH_FN(fusibleToFp16));
   m.impl("fusible_to_fp32", TORCH_FN(fusibleToFp32));
   m.impl("autocast_to_fp16_before_loop", TORCH_FN(toFp16BeforeLoop));
+  m.impl("max_pool2d", TORCH_FN(maxPool2d));
 
   for (const char* as_saved :
        {"autocast_caller_region", "autocast_enter", "autocast_enter.args"}) {

@@ -57,6 +57,8 @@ inline const c10::Symbol kResumeAutocast =
     c10::Symbol::fromQualString("jitamp::resume_autocast");
 inline const c10::Symbol kIgnoreAmpInFallbacks =
     c10::Symbol::fromQualString("jitamp::ignore_amp_in_fallbacks");
+inline const c10::Symbol kMaxPool2d =
+    c10::Symbol::fromQualString("jitamp::max_pool2d");
 } // namespace ops
 
 // The TorchScript type of one of jitamp's classes (registered in

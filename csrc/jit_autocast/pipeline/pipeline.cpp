@@ -21,6 +21,7 @@
 #include "passes/keep_mms_unbatched.h"
 #include "passes/lower_autocast_scopes.h"
 #include "passes/peephole_keeping_transposes.h"
+#include "passes/pool_channels_last.h"
 #include "passes/record_autocast_cache_flags.h"
 #include "passes/remove_casts_of_none.h"
 #include "passes/remove_kernel_casts.h"
@@ -292,7 +293,8 @@ void checkNoObstacles(const Module& module) {
   TORCH_CHECK_VALUE(false, message);
 }
 
-const ModuleSteps& freezeSteps() {
+// What both freeze pipelines begin with: the casts of frozen weights done.
+const ModuleSteps& foldSteps() {
   static const ModuleSteps steps = {
       {"repair_frozen_call_stacks", "pipeline/frozen_call_stack_repair.h",
        [](ModuleRun& run) { RepairFrozenCallStacks(run.module); }},
@@ -303,9 +305,24 @@ const ModuleSteps& freezeSteps() {
        }},
       {"keep_constants_apart", "passes/keep_constants_apart.h",
        [](ModuleRun& run) { KeepConstantsApartInModule(run.module); }},
-      {"preoptimize_module", "pipeline/function_rewrite.h",
-       [](ModuleRun& run) { PreoptimizeModule(run.module); }},
   };
+  return steps;
+}
+
+const ModuleStep kPreoptimizeModule = {
+    "preoptimize_module", "pipeline/function_rewrite.h",
+    [](ModuleRun& run) { PreoptimizeModule(run.module); }};
+
+const ModuleSteps& freezeSteps() {
+  static const ModuleSteps steps = [] {
+    ModuleSteps all = foldSteps();
+    // jitamp's ops: not in standalone models
+    all.push_back(
+        {"pool_channels_last", "passes/pool_channels_last.h",
+         [](ModuleRun& run) { PoolChannelsLastInModule(run.module); }});
+    all.push_back(kPreoptimizeModule);
+    return all;
+  }();
   return steps;
 }
 
@@ -317,8 +334,9 @@ const ModuleSteps& standaloneSteps() {
            RewriteModule(run.module, RewriteOptions{run.simple_executor});
          }},
     };
-    const ModuleSteps& freeze = freezeSteps();
-    all.insert(all.end(), freeze.begin(), freeze.end());
+    const ModuleSteps& fold = foldSteps();
+    all.insert(all.end(), fold.begin(), fold.end());
+    all.push_back(kPreoptimizeModule);
     const ModuleSteps rest = {
         {"static_scope_obstacles", "passes/strip_static_scopes.h",
          [](ModuleRun& run) { checkNoObstacles(run.module); }},
@@ -333,7 +351,7 @@ const ModuleSteps& standaloneSteps() {
          [](ModuleRun& run) { KeepAddmmWholeInModule(run.module); }},
         {"keep_mms_unbatched", "passes/keep_mms_unbatched.h",
          [](ModuleRun& run) { KeepMMsUnbatchedInModule(run.module); }},
-        freeze.back(), // preoptimize_module
+        kPreoptimizeModule,
     };
     all.insert(all.end(), rest.begin(), rest.end());
     return all;
@@ -347,6 +365,8 @@ const Steps& methodSteps() {
   static const Steps steps = {
       {"fold_static_casts", "passes/fold_static_casts.h",
        onGraph<FoldStaticCasts>},
+      {"pool_channels_last", "passes/pool_channels_last.h",
+       onGraph<PoolChannelsLast>},
       {"strip_static_scopes", "passes/strip_static_scopes.h",
        onGraph<StripStaticScopes>},
   };
