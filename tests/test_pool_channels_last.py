@@ -94,6 +94,11 @@ def test_other_inputs_are_eagers_own_call(layout):
     assert_same_bits(got, expected, layout)
 
 
+def test_an_empty_batch_pools_as_eager():
+    x = torch.empty(0, 16, 8, 8, dtype=torch.bfloat16)
+    assert_same_bits(torch.ops.jitamp.max_pool2d(x, [2, 2]), F.max_pool2d(x, 2), "empty")
+
+
 def test_bad_arguments_raise_eagers_errors():
     x = torch.randn(2, 16, 8, 8).bfloat16()
     for args in (([2, 2], [], [2, 2]), ([0, 2],), ([2, 2], [1, 1], [0, 0], [0, 1])):
