@@ -1104,6 +1104,8 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("torchscript_frozen_keeps_a_written_alias_weight.py", "known:frozen-constant-weights"),
     ("torchscript_dead_object_built_in_an_if.py", "known:dead-code"),
     ("torchscript_plan_made_in_inference_mode.py", "known:inference-mode-plan"),
+    ("torchscript_thread_without_autocast_meets_the_profiling_error_order.py",
+     "known:profiling-plain-torchscript"),
 ])
 def test_torchscript_and_frozen_differences_recognized(name, kind):
     """A scope only in a helper nothing calls leaves plain TorchScript a
