@@ -357,7 +357,6 @@ def test_which_thread_met_a_plan_of_the_other_grad_mode(thread, outer, executor,
                f"operation failed in the TorchScript interpreter.\\nRuntimeError: "
                f"{runner._INFERENCE_TENSOR_SAVED}. Please ...')\n(in thread {thread} of 2, "
                f"eager region {outer!r})")
-    assert runner._failed_thread(message) == thread
     assert runner._plan_made_in_the_other_mode(module, message, thread) is known
 
 

@@ -189,6 +189,21 @@ def _pools(x: Tensor, flag: bool) -> Tensor:
     return F.max_pool2d(x, 2)
 
 
+class PoolOnly(nn.Module):
+    def forward(self, x: Tensor) -> Tensor:
+        return F.max_pool2d(torch.relu(x), 2)
+
+
+def test_a_frozen_model_without_jitamps_ops_keeps_atens_pool():
+    """A frozen model none of whose methods needs jitamp's ops (no scope,
+    no cast) keeps aten::max_pool2d: it still loads without jitamp."""
+    scripted = oracle.script(PoolOnly().eval())
+    with torchscript_deprecation_ignored():
+        frozen = torch.jit.freeze(scripted)
+    assert not any(kind.startswith("jitamp::") for kind in kinds(frozen.graph)), frozen.graph
+    assert kinds(frozen.graph).count("aten::max_pool2d") == 1
+
+
 def test_the_pass_alone_and_idempotent():
     graph = oracle.script_without_jitamp(_pools).graph
     torch._C._jit_pass_inline(graph)  # F.max_pool2d is a call

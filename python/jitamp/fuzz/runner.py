@@ -307,30 +307,34 @@ def _compare_in_threads(obj, scripted, module) -> None:
         t.join()
     for i, exc in enumerate(failures):
         if isinstance(exc, AssertionError):
-            raise AssertionError(f"{exc}\n(in thread {i} of 2, eager region {regions[i]!r})") from exc
+            raise ThreadMismatch(i, regions[i], exc)
         if exc is not None:
             raise exc
 
 
-def _failed_thread(message: str) -> int | None:
-    """Which thread's comparison `message` (_compare_in_threads's) names."""
-    found = re.search(r"\(in thread (\d) of 2, eager region ", message)
-    return int(found.group(1)) if found else None
+class ThreadMismatch(AssertionError):
+    """A difference one of _compare_in_threads's threads met (its oracle
+    error is the cause), naming the thread and its eager region."""
+
+    def __init__(self, thread: int, region: Any, cause: AssertionError):
+        super().__init__(f"{cause}\n(in thread {thread} of 2, eager region {region!r})")
+        self.thread, self.region = thread, region
+        self.__cause__ = cause
 
 
-def _alone_in_its_region(source: str, module: Any, message: str, thread: int | None,
-                         directory: str, stem: str) -> str | None:
+def _alone_in_its_region(source: str, message: str, region: Any, directory: str,
+                         stem: str) -> str | None:
     """The known class of a thread's difference (the oracle's `message`)
-    that the program shows called alone, in that thread's region and
+    that the program shows called alone, in that thread's `region` and
     without gradients (as the threads call it), where the same first line
     says it is the same difference; else None. (Seed 271127, index 11376:
     the thread without autocast meets the profiling plan's error order,
     plain TorchScript's too, which a single-thread run in that region
-    recognizes.) Only for a thread whose region leaves autocast off: where
-    it is on, what only the thread meets stays a threads-mismatch, as what
-    a per-thread autocast state may get wrong
+    recognizes.) Only for a region that leaves autocast off: where it is
+    on, what only the thread meets stays a threads-mismatch, as what a
+    per-thread autocast state may get wrong
     (tests/test_fuzz.py::test_runner_reports_a_difference_only_a_second_thread_meets)."""
-    if thread is None or not _autocast_off(region := (module.OUTER, module.THREADS[0])[thread]):
+    if not _autocast_off(region):
         return None
     harness = {"OUTER": repr(region), "THREADS": "()", "GRAD": "False"}
     for name, value in harness.items():
@@ -1724,16 +1728,15 @@ def _run_source(source: str, directory: str, stem: str, save: bool | None) -> Re
             if getattr(module, "THREADS", None):
                 try:
                     _compare_in_threads(obj, scripted, module)
-                except AssertionError as exc:
+                except ThreadMismatch as exc:
                     found = str(exc.__cause__)  # the oracle's message, without the thread's
                     kind = known_difference(found, profiling) or "threads-mismatch:" + classify(found)
                     if _fork_order_only(kind, module, source, directory, stem, found):
                         kind = "known:fork-grad-order"
                     elif kind == "threads-mismatch:error" and _plan_made_in_the_other_mode(
-                            module, found, _failed_thread(str(exc))):
+                            module, found, exc.thread):
                         kind = "known:inference-mode-plan"
-                    elif alone := _alone_in_its_region(source, module, found, _failed_thread(str(exc)),
-                                                       directory, stem):
+                    elif alone := _alone_in_its_region(source, found, exc.region, directory, stem):
                         kind = alone
                     return Result(kind, str(exc), eager_raised)
             save = save if save is not None else module.SAVE
