@@ -1473,11 +1473,41 @@ def test_profiling_softmax_formula_outside_every_scope_is_torchscripts(profiling
     assert errors == [None, half, half], errors
 
 
-def test_a_formula_that_reads_a_scope_is_not_cut_out(tmp_path):
-    """runner._formula_slice: the op whose formula raised, and what it
-    reads, cut out of the program scripted without jitamp only where none
-    of it runs in a scope (through a list written there too): there a cast
-    jitamp missed would give plain TorchScript's uncast dtypes."""
+def _half_softmax_outside_a_scope(x0: torch.Tensor):
+    v2 = torch.softmax(x0.clamp(-1.0, 1.0), -1, dtype=torch.float32)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        v1 = x0 @ x0
+    return v2, v1
+
+
+def _half_softmax_method(x0: torch.Tensor):
+    return x0.softmax(-1, dtype=torch.float32)
+
+
+def _half_softmax_functional(x0: torch.Tensor):
+    return torch.nn.functional.softmax(x0, -1, dtype=torch.float32)
+
+
+def _softmax_of_a_scopes_matmul(x0: torch.Tensor):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        v1 = x0 @ x0
+    return torch.softmax(v1.clamp(-1.0, 1.0), -1, dtype=torch.float32), v1
+
+
+@pytest.mark.parametrize("fn, theirs", [
+    (_half_softmax_outside_a_scope, True),
+    (_half_softmax_method, True),
+    (_half_softmax_functional, True),
+    (_softmax_of_a_scopes_matmul, False),  # eager gives its softmax bfloat16
+])
+def test_a_formula_is_tried_alone_on_the_dtypes_eager_gives_its_op(fn, theirs, tmp_path, profiling_executor):
+    """runner._formula_raises_on_eagers_inputs: the op whose formula raised
+    (float16 seen), called alone in plain TorchScript on the dtypes eager
+    gives it (as a torch function, a Tensor method or a functional), raises
+    the same at the same call only where eager gives it float16: a
+    softmax of a scope's bfloat16 matmul returns alone (the CPU kernel
+    takes a bfloat16 input_dtype with a float32 gradient), so a plan that
+    fed it float16 would stay a mismatch."""
     from jitamp.fuzz import runner
 
     message = ("call 2: scripted raised RuntimeError('Traceback of TorchScript (most recent call last):\\n"
@@ -1486,36 +1516,9 @@ def test_a_formula_that_reads_a_scope_is_not_cut_out(tmp_path):
                "            def backward(grad_output):\\n"
                "                grad_self = torch._softmax_backward_data(grad_output, result, dim, self.dtype)\\n"
                "RuntimeError: expected scalar type Float but found Half\\n'), eager returned")
-    head = """
-from typing import List
-import torch
-from torch import Tensor
-def prog(x0: Tensor):
-"""
-    bodies = {
-        True: """    v2 = torch.softmax(x0.clamp(-1.0, 1.0), -1, dtype=torch.float32)
-    with torch.autocast('cpu', dtype=torch.bfloat16):
-        v1 = x0 @ x0
-    return v2, v1
-""",
-        False: """    with torch.autocast('cpu', dtype=torch.bfloat16):
-        v1 = x0 @ x0
-    return torch.softmax(v1.clamp(-1.0, 1.0), -1, dtype=torch.float32), v1
-""",
-    }
-    in_a_list = """    vs: List[Tensor] = [x0]
-    with torch.autocast('cpu', dtype=torch.bfloat16):
-        vs.append(x0 @ x0)
-    return torch.softmax(vs[-1].clamp(-1.0, 1.0), -1, dtype=torch.float32), x0
-"""
-    tail = "def build():\n    return prog\n"
-    for i, (body, cut) in enumerate([(bodies[True], True), (bodies[False], False), (in_a_list, False)]):
-        with runner.scripted_without_jitamp(head + body + tail, str(tmp_path), f"slice_{i}") as (_, plain):
-            sliced = runner._formula_slice(plain, message)
-            assert (sliced is not None) is cut, body
-            if cut:
-                assert [n.kind() for n in sliced.graph.nodes() if n.kind() != "prim::Constant"] == [
-                    "aten::clamp", "aten::softmax"], sliced.graph
+    module = types.SimpleNamespace(GRAD=True, OUTER=None, make_args=lambda call: [
+        torch.randn(4, 4, generator=torch.Generator().manual_seed(call)).half()])
+    assert runner._formula_raises_on_eagers_inputs(fn, module, str(tmp_path), "alone", message) is theirs
 
 
 def _matmul_in_a_subgraph(w: torch.Tensor, v: torch.Tensor) -> torch.Tensor:

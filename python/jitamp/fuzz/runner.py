@@ -1341,45 +1341,33 @@ def _plain_raises_the_same(obj, module, source, directory, stem, message) -> boo
     the error where jitamp's raised and eager did not (`message`): a
     difference plain TorchScript makes where it is no reference for values
     (an eager region that changes them, or scopes, which it runs with
-    autocast off). Where the program has scopes, eager with its scopes
-    doing nothing must not raise it there too: a scope jitamp failed to
-    enter would look the same. Not for an error a dtype decides, unless a
-    symbolic formula of the profiling plan raised it where the program
-    opens no scope, or reads nothing a scope computes (below): a cast
-    jitamp missed would give plain TorchScript's uncast dtypes. Seen:
-    softmax's formula with `dtype=` and a float16 input under a bfloat16
-    region (seed 77112026, index 2718); an `out=` softmax
-    with grad, where eager's kernel runs on (seed 77112026, index 8814).
-    With scopes too, where the formula's op, and every op whose result it
-    reads, runs outside every scope and no region is on: jitamp casts
-    nothing there, so it feeds the formula eager's dtypes, as plain
-    TorchScript does, which raises it at that call in that part of the
-    program, cut out (_formula_slice; the same softmax formula with a
-    float16 input, scopes after it casting a matmul and a cholesky, which
-    plain TorchScript's uncast float16 fails: seed 112902, index 46442)."""
+    autocast off). Seen: an `out=` softmax with grad, where eager's kernel
+    runs on (seed 77112026, index 8814). Not for an error a dtype decides:
+    a cast jitamp missed would give plain TorchScript's uncast dtypes;
+    there, only a symbolic formula of the profiling plan that raises alone
+    on the dtypes eager gives its op (_formula_raises_on_eagers_inputs).
+    Where the program has scopes, eager with its scopes doing nothing must
+    not raise it there too: a scope jitamp failed to enter would look the
+    same."""
     mine = _scripted_error(message)
     if mine is None:
         return False
-    dtype_error = _DTYPE_ERROR.search(mine[2]) is not None
-    if dtype_error and "in <backward op>" not in message:
-        return False
     outer = make_outer(module.OUTER)
     try:
-        with scripted_without_jitamp(source, directory, stem + "_plain_same_error") as (_, plain):
-            scopes = _autocast_scopes_in(plain)
-            # with scopes, only the formula's op and what it reads, all of it
-            # outside every scope: the rest may raise where plain TorchScript
-            # runs what a scope casts uncast (a float16 cholesky)
-            run = plain if not (dtype_error and scopes) else (
-                _formula_slice(plain, message) if _autocast_off(module.OUTER) else None)
-            if run is None:
+        if _DTYPE_ERROR.search(mine[2]) is not None:
+            if not _formula_raises_on_eagers_inputs(obj, module, directory, stem, message):
                 return False
-            builtin = torch._C._jit_set_autocast_mode(False)  # its scopes do nothing
-            try:
-                if _first_error(run, module, outer) != mine:
-                    return False
-            finally:
-                torch._C._jit_set_autocast_mode(builtin)
+            with scripted_without_jitamp(source, directory, stem + "_plain_same_error") as (_, plain):
+                scopes = _autocast_scopes_in(plain)
+        else:
+            with scripted_without_jitamp(source, directory, stem + "_plain_same_error") as (_, plain):
+                scopes = _autocast_scopes_in(plain)
+                builtin = torch._C._jit_set_autocast_mode(False)  # its scopes do nothing
+                try:
+                    if _first_error(plain, module, outer) != mine:
+                        return False
+                finally:
+                    torch._C._jit_set_autocast_mode(builtin)
         if scopes:
             with _scopes_inert():
                 return _first_error(_unwrapping_callee_errors(obj), module, outer) != mine
@@ -1394,83 +1382,117 @@ _FORMULA_OP = re.compile(
     r"in <backward op>\n(?:[^\n]*\n)*?\s*\w+ = torch\.(\w+)\(self\b[^\n]*\n\s*def backward\(")
 
 
-def _formula_slice(plain: Any, message: str) -> Callable | None:
-    """The op whose symbolic formula raised in the scripted side's error
-    (`message`: the oracle's; _FORMULA_OP), and every op whose result it
-    reads, cut out of the program scripted without jitamp (`plain`, callees
-    inlined) as a plain TorchScript function of the program's arguments
-    that returns that op's results. Through an if or a loop, or where the
-    op runs in one, the slice keeps it whole; through a list or a dict, all
-    that writes into it; through the program's object, all that sets its
-    attributes. None where the frame names no op, the graph has none of it,
-    or a node of the slice runs in an autocast scope: outside every scope
-    (and every region) eager computes the slice with autocast off and
-    jitamp casts nothing in it, so its dtypes, all the formula reads
-    (its gradient has its result's), are eager's, as plain TorchScript
-    computes them (an op's in-place writes keep its dtype)."""
-    raised = _raised(message, "scripted")
+class _CallsOf(torch.overrides.TorchFunctionMode):
+    """Records each call of the torch function, Tensor method or functional
+    named `name` that eager makes: the call as TorchScript source over its
+    tensors (`Tensor` parameters), the tensors' dtypes and shapes, and the
+    thread's autocast state (oracle.autocast_state) at the call."""
+
+    def __init__(self, name: str):
+        super().__init__()
+        self.name, self.calls = name, set()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if getattr(func, "__name__", None) == self.name:
+            self._record(func, args, kwargs)
+        return func(*args, **kwargs)
+
+    def _record(self, func, args, kwargs) -> None:
+        tensors: list = []
+
+        def text(value: Any) -> str:
+            if isinstance(value, torch.Tensor):
+                tensors.append((value.dtype, tuple(value.shape)))
+                return f"t{len(tensors) - 1}"
+            if isinstance(value, (list, tuple)):
+                return "[" + ", ".join(map(text, value)) + "]"
+            if isinstance(value, (bool, int, float, str, type(None), torch.dtype)):
+                return repr(value)
+            raise TypeError(value)
+        if func is getattr(torch.Tensor, self.name, None) and args:
+            head, args = text(args[0]) + "." + self.name, args[1:]
+        elif func is getattr(torch, self.name, None):
+            head = "torch." + self.name
+        elif func is getattr(torch.nn.functional, self.name, None):
+            head = "torch.nn.functional." + self.name
+        else:
+            return
+        try:
+            call = head + "(" + ", ".join([text(a) for a in args]
+                                          + [f"{k}={text(v)}" for k, v in kwargs.items()]) + ")"
+        except TypeError:
+            return
+        self.calls.add((call, tuple(tensors), oracle.autocast_state()[:-1]))
+
+
+@contextlib.contextmanager
+def _autocast_state_set(state: tuple):
+    """The thread's autocast state set to `state` (oracle.autocast_state's,
+    without the nesting) inside; as before after."""
+    before = oracle.autocast_state()[:-1]
+
+    def set_(flags: tuple) -> None:
+        for device, (on, dtype) in zip(oracle.autocast_devices(), flags[:-1]):
+            torch.set_autocast_enabled(device, on)
+            torch.set_autocast_dtype(device, dtype)
+        torch.set_autocast_cache_enabled(flags[-1])
+    set_(state)
+    try:
+        yield
+    finally:
+        set_(before)
+        torch.clear_autocast_cache()
+
+
+def _formula_raises_on_eagers_inputs(obj, module, directory, stem, message) -> bool:
+    """Whether the op whose symbolic formula raised in the scripted side's
+    error (`message`: the oracle's; _FORMULA_OP), called alone in plain
+    TorchScript (no jitamp, its built-in autocast pass off) on tensors of
+    the dtypes and shapes eager gives that op somewhere in the program (up
+    to the failing call, in the autocast state eager had there), with grad,
+    raises the same error at the same call: the formula's own, for inputs
+    eager gives it. The dtypes come from eager, never from a plan, so a cast
+    jitamp missed cannot make its own case: it would change the formula's
+    dtypes and so its message (and call 1, before any plan differentiates,
+    compared every value the program keeps with eager's, dtypes included).
+    Seen: softmax with `dtype=float32` on a float16 input, whose formula
+    passes the input's dtype to `_softmax_backward_data` with a float32
+    gradient: under a bfloat16 region whose addmm the region casts (seed
+    77112026, index 2718), outside every scope with scopes after it that
+    plain TorchScript's uncast float16 would fail (seed 112902, index
+    46442), inside a bfloat16 scope under a bfloat16 region (seed 271127,
+    index 21686)."""
+    mine, raised = _scripted_error(message), _raised(message, "scripted")
     found = _FORMULA_OP.search(raised[1]) if raised else None
-    if found is None:
-        return None
-    graph = getattr(plain, "forward", plain).graph.copy()
-    _inline(graph)
-    nodes = graph_nodes(graph)
-    ops = [n for n in nodes if n.kind() == "aten::" + found.group(1)]
-    if not ops:
-        return None
-    setattr_ = any(n.kind() == "prim::SetAttr" for n in nodes)
-    work, kept = list(ops), set()
-    while work:
-        node = work.pop()
-        if node in kept or node.kind() == "prim::Param" and node.owningBlock().owningNode() is None:
-            continue  # the graph's own inputs
-        kept.add(node)
-        owner = node.owningBlock().owningNode()
-        if owner is not None:  # its if or loop, whole
-            work.append(owner)
-        if node.kind() == "prim::Param":
+    if mine is None or found is None:
+        return False
+    recorder = _CallsOf(found.group(1))
+    with recorder:
+        for call in range(1, int(mine[0]) + 1):
+            oracle.run_side(_unwrapping_callee_errors(obj), module.make_args(call),
+                            make_outer(module.OUTER), module.GRAD)
+    for i, (call, tensors, state) in enumerate(sorted(recorder.calls, key=str)):
+        params = ", ".join(f"t{j}: Tensor" for j in range(len(tensors)))
+        source = (f"import torch\nfrom torch import Tensor\n\n\ndef formula_op({params}):\n"
+                  f"    return {call}\n\n\ndef build():\n    return formula_op\n")
+        alone = type("Alone", (), {"GRAD": True, "make_args": staticmethod(lambda _, tensors=tensors: [
+            torch.randn(shape).to(dtype) for dtype, shape in tensors])})
+        try:
+            with scripted_without_jitamp(source, directory, f"{stem}_formula_{i}") as (_, plain), \
+                    _autocast_state_set(state):
+                builtin = torch._C._jit_set_autocast_mode(False)
+                # the op differentiated alone, as in a larger subgraph (the
+                # plan inlines a subgraph of one node: no formula runs)
+                torch._C._debug_set_autodiff_subgraph_inlining(False)
+                try:
+                    if _first_error(plain, alone, None) == mine:
+                        return True
+                finally:
+                    torch._C._debug_set_autodiff_subgraph_inlining(True)
+                    torch._C._jit_set_autocast_mode(builtin)
+        except Exception:
             continue
-        if _in_an_autocast_scope(node):
-            return None
-        for sub in node.blocks():
-            work.extend(sub.nodes())
-            work.append(sub.returnNode())
-        for value in node.inputs():
-            work.append(value.node())
-            kind = value.type().kind()
-            if kind in ("ListType", "DictType") or kind == "ClassType" and setattr_:
-                work.extend(use.user for use in value.uses())  # its writers
-    for i in reversed(range(len(list(graph.outputs())))):
-        graph.eraseOutput(i)
-    for op in ops:
-        for value in op.outputs():
-            graph.registerOutput(value)
-    for node in reversed(list(graph.nodes())):  # the top block's; the slice's stay whole
-        if node not in kept:
-            node.destroy()
-    if len(list(graph.outputs())) > 1:
-        graph.makeMultiOutputIntoTuple()
-    torch._C._jit_pass_lint(graph)
-    function = torch._C._create_function_from_graph("formula_slice", graph)
-    if hasattr(plain, "forward"):  # a module's graph takes the module first
-        return lambda *args: function(plain._c, *args)
-    return function
-
-
-def _in_an_autocast_scope(node: torch._C.Node) -> bool:
-    """Whether `node` runs between an autocast scope's prim::Enter and its
-    prim::Exit, in its own block or around a node that holds it."""
-    while node is not None:
-        for enter in node.owningBlock().nodes():
-            if not enter.isBefore(node):
-                break
-            if enter.kind() != "prim::Enter" or "autocast" not in str(enter.inputsAt(0).type()):
-                continue
-            scope = enter.inputsAt(0).debugName()
-            if not any(n.kind() == "prim::Exit" and n.inputsAt(0).debugName() == scope and n.isBefore(node)
-                       for n in node.owningBlock().nodes()):
-                return True
-        node = node.owningBlock().owningNode()
     return False
 
 
