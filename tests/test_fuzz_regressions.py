@@ -1105,6 +1105,7 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("torchscript_plan_made_in_inference_mode.py", "known:inference-mode-plan"),
     ("torchscript_thread_without_autocast_meets_the_profiling_error_order.py",
      "known:profiling-plain-torchscript"),
+    ("torchscript_frozen_plan_drops_a_cdist_of_an_unrolled_loop.py", "known:dead-code"),
 ])
 def test_torchscript_and_frozen_differences_recognized(name, kind):
     """A scope only in a helper nothing calls leaves plain TorchScript a
@@ -1124,6 +1125,7 @@ def test_torchscript_and_frozen_differences_recognized(name, kind):
     "torchscript_softmax_formula_half_input_under_a_casting_region.py",  # seed 77112026, index 2718
     "torchscript_profiling_out_grad_where_eager_runs_on.py",  # seed 77112026, index 8814
     "torchscript_softmax_formula_outside_every_scope.py",  # seed 112902, index 46442
+    "torchscript_softmax_formula_in_a_scope_under_a_region.py",  # seed 271127, index 21686
 ])
 def test_plain_torchscript_raises_the_same_where_it_is_no_reference(name):
     """An error of the profiling plan that plain TorchScript raises at the

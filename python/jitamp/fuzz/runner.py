@@ -766,11 +766,12 @@ def _raises_in_dead_code(obj, module, source, directory, stem, frozen=None) -> b
                 # walk enters (seed 112902, index 19130: a dead lstm_cell of
                 # a helper called only forked). Presence and counts only:
                 # liveness (`lines`) is the graph's as TorchScript runs it.
-                frozen_graph = _forks_inlined(_frozen_graph(frozen)) if frozen is not None else None
+                # In every plan the frozen model ran, where it has them.
+                ran = [_forks_inlined(g) for g in _frozen_graphs(frozen)] if frozen is not None else []
                 flat = _forks_inlined(graph)
-                gone = (frozen_graph is not None and _reads_an_argument(flat, where, rename)
-                        and (where not in _live_lines(frozen_graph)
-                             or _fewer_ops(frozen_graph, flat, where, rename)))
+                gone = (bool(ran) and _reads_an_argument(flat, where, rename)
+                        and all(where not in _live_lines(g) or _fewer_ops(g, flat, where, rename)
+                                for g in ran))
             return lines.get(where) is False or gone or (
                 where not in lines and _others_of_its_function_run(source, where, lines))
         except Exception:
@@ -792,10 +793,22 @@ def _others_of_its_function_run(source: str, where: tuple[str, int], lines: dict
     return any(p == path and inner.lineno < l <= inner.end_lineno for p, l in lines)
 
 
-def _frozen_graph(frozen: Any) -> torch._C.Graph:
-    graph = frozen.forward.graph.copy()
-    _inline(graph)
-    return graph
+def _frozen_graphs(frozen: Any) -> list[torch._C.Graph]:
+    """The graphs the frozen model ran: its executor's plans (loops
+    unrolled, then dead code eliminated: seed 271127, index 34015, where a
+    scripted helper's cdist in a loop of two feeds the next iteration's
+    condition only, and the second iteration's body is dead once the loop
+    is unrolled), else, where it has none or one holds a subgraph (a fusion
+    group's ops are no block's), its forward's graph, callees inlined."""
+    try:
+        plans = [plan.graph.copy() for plan in frozen.get_debug_state().execution_plans.values()]
+    except RuntimeError:  # no plan yet (or no executor state to read)
+        plans = []
+    if not plans or any(n.hasAttribute("Subgraph") for g in plans for n in graph_nodes(g)):
+        plans = [frozen.forward.graph.copy()]
+    for graph in plans:
+        _inline(graph)
+    return plans
 
 
 def _forks_inlined(graph: torch._C.Graph) -> torch._C.Graph:
