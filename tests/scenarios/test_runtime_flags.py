@@ -123,3 +123,32 @@ def test_dyn_enabled_from_query(outer):
         return r
 
     check_against_eager(dyn_enabled_from_query, [X, Y], outer=OUTERS[outer])
+
+
+@torch.jit.ignore
+def _set_cache_flag(on: bool) -> None:
+    torch.set_autocast_cache_enabled(on)
+
+
+@torch.jit.ignore
+def _cache_flag() -> bool:
+    return torch.is_autocast_cache_enabled()
+
+
+def cache_flag_read_where_the_object_is_made(x: Tensor, y: Tensor, flag: bool):
+    ac = torch.autocast("cpu", dtype=torch.bfloat16)
+    _set_cache_flag(flag)
+    with ac:
+        z = torch.mm(x, y)
+        inside = _cache_flag()
+    _set_cache_flag(True)
+    return z, inside
+
+
+def test_cache_flag_read_where_the_object_is_made():
+    """cache_enabled=None is the thread's flag when the object is made
+    (eager's __init__), not when its scope is entered: the plans enter
+    from the object's values (UseScopeOpsOfPlans), the flag as evaluated
+    there. Called with the flag turned off in between, then on."""
+    check_against_eager(cache_flag_read_where_the_object_is_made, [X, Y, False],
+                        args_for_call=lambda i: [X, Y, odd(i)])

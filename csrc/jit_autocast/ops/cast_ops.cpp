@@ -249,10 +249,11 @@ class UncachedCasts {
     forgetIfClearedLocked();
     const at::ScalarType first = first_dtypes_[i].load();
     if (first == at::ScalarType::Undefined) {
+      // No marker for this (record makes it): a clear made elsewhere that
+      // leaves a first dtype from before it can only make the region mixed
+      // sooner, and a mixed region casts through eager's cache, as eager
+      // does. The marker's copy would cost every region, used or not.
       first_dtypes_[i].store(dtype);
-      if (!marker_.defined()) {
-        marker_ = markerCast();
-      }
       return;
     }
     if (first == dtype || mixed_.load()) {
@@ -287,9 +288,11 @@ class UncachedCasts {
   }
 
   void forgetLocked() {
-    records_.fill(Record{});
-    next_ = 0;
-    marker_ = Tensor();
+    if (marker_.defined()) { // the first record makes it: else none to drop
+      records_.fill(Record{});
+      next_ = 0;
+      marker_ = Tensor();
+    }
     for (auto& first : first_dtypes_) {
       first.store(at::ScalarType::Undefined);
     }

@@ -84,7 +84,11 @@ std::tuple<c10::intrusive_ptr<AutocastGuard>, int64_t> enterScope(
     at::ScalarType dtype,
     bool requested,
     bool cache_enabled) {
-  const c10::DeviceType device_type = c10::Device(device).type();
+  // (c10::Device parses and validates the string: "cpu" and "cuda", by
+  // far the most common, are told apart without it)
+  const c10::DeviceType device_type = device == "cpu" ? c10::DeviceType::CPU
+      : device == "cuda"                               ? c10::DeviceType::CUDA
+                                                       : c10::Device(device).type();
   const bool enabled = checkedEnabled(device, device_type, dtype, requested);
 
   auto guard = c10::make_intrusive<AutocastGuard>();

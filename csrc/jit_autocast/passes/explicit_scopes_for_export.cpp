@@ -28,32 +28,46 @@ void removeCast(Node* cast) {
   cast->destroy();
 }
 
-// What the source passed as cache_enabled: the input of the
-// autocast_cache_enabled op whose result was set on the object, or None.
-Value* cacheArgument(Value* object, Graph& graph) {
+// The cache_enabled of the object's scope: in a plan, the flag set on the
+// object (jitamp::autocast_cache_enabled's result, evaluated where the
+// object was made, as eager's __init__ does); for export, what the source
+// passed (that op's input). None where neither is there.
+Value* cacheArgument(Value* object, Graph& graph, bool in_plan) {
   Value* recorded = static_scopes_detail::setOnce(
       object, "_jitamp_cache_enabled", object->node()->owningBlock());
+  if (recorded != nullptr && in_plan) {
+    return recorded;
+  }
   if (recorded != nullptr && recorded->node()->kind() == ops::kCacheEnabled) {
     return recorded->node()->input(0);
   }
   return graph.insertNode(graph.createNone())->output();
 }
 
-// Replaces `enter` (autocast_enter of an object) by autocast_enter.args.
-// Returns false where the object is not made and set once in its block.
-bool explicitEnter(Node* enter) {
+} // namespace
+
+bool EnterWithArguments(Node* enter, bool in_plan) {
   const auto args = static_scopes_detail::enterArgs(enter);
   if (args.device == nullptr || args.dtype == nullptr ||
       args.enabled == nullptr) {
     return false;
   }
-  Graph& graph = *enter->owningGraph();
   Value* object = enter->input(0);
+  for (const Use& use : object->uses()) {
+    if (use.user->kind() == prim::SetAttr && !use.user->isBefore(enter)) {
+      return false; // (set after it: no scripted autocast does that)
+    }
+  }
+  Graph& graph = *enter->owningGraph();
   WithInsertPoint before(enter);
-  Value* cache = cacheArgument(object, graph);
+  Value* cache = cacheArgument(object, graph, in_plan);
   Node* with_args = graph.insertNode(graph.create(
-      ops::kEnter, {args.device, args.dtype, args.enabled, cache}, 2));
-  with_args->setSourceRange(object->node()->sourceRange());
+      enter->kind(), {args.device, args.dtype, args.enabled, cache}, 2));
+  if (in_plan) {
+    with_args->copyMetadata(enter); // its errors name what they named
+  } else {
+    with_args->setSourceRange(object->node()->sourceRange());
+  }
   for (size_t i = 0; i < 2; ++i) {
     with_args->output(i)->setType(enter->output(i)->type());
     enter->output(i)->replaceAllUsesWith(with_args->output(i));
@@ -103,8 +117,6 @@ bool explicitEnter(Node* enter) {
   return true;
 }
 
-} // namespace
-
 bool ExplicitScopesForExport(const std::shared_ptr<Graph>& graph) {
   bool changed = false;
   std::vector<Node*> enters;
@@ -120,7 +132,7 @@ bool ExplicitScopesForExport(const std::shared_ptr<Graph>& graph) {
     }
   });
   for (Node* enter : enters) {
-    changed |= explicitEnter(enter);
+    changed |= EnterWithArguments(enter, /*in_plan=*/false);
   }
   for (Node* token : tokens) {
     if (!token->output()->hasUses()) {

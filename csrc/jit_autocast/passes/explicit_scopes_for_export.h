@@ -7,6 +7,7 @@
 
 namespace torch::jit {
 struct Graph;
+struct Node;
 } // namespace torch::jit
 
 namespace jitamp {
@@ -26,5 +27,14 @@ namespace jitamp {
 // An enter op whose object escapes stays as it is (jitamp.export names it).
 // Does not enter fork subgraphs. Returns whether it changed the graph.
 bool ExplicitScopesForExport(const std::shared_ptr<torch::jit::Graph>& graph);
+
+// The enter step above for one enter op (jitamp::autocast_enter, or
+// autocast_enter_in_plan where `in_plan`, of an object): its .args
+// overload in its place, the object's reads and the object gone as above.
+// In a plan, cache_enabled is the flag set on the object (evaluated where
+// the object was made, as eager's __init__ does) and the op keeps the
+// enter's source. Returns false, changing nothing, where the object
+// escapes or is not set once in its block before the enter.
+bool EnterWithArguments(torch::jit::Node* enter, bool in_plan);
 
 } // namespace jitamp

@@ -2,10 +2,12 @@
 
 #include "ir/block_walk.h"
 #include "ir/jitamp_ir.h"
+#include "passes/explicit_scopes_for_export.h"
 
 #include <torch/csrc/jit/ir/ir.h>
 
 #include <unordered_map>
+#include <vector>
 
 namespace jitamp {
 
@@ -44,7 +46,23 @@ bool renameScopeOps(
 } // namespace
 
 bool UseScopeOpsOfPlans(const std::shared_ptr<Graph>& plan) {
-  return renameScopeOps(*plan, scopeOpsInPlans());
+  bool changed = renameScopeOps(*plan, scopeOpsInPlans());
+  // An enter of an object made for it alone takes the object's values
+  // instead: the object's creation and attribute writes cost more than
+  // the enter itself.
+  std::vector<Node*> enters;
+  forEachNode(
+      plan->block(),
+      [&](Node* node) {
+        if (node->kind() == ops::kEnterInPlan && node->inputs().size() == 1) {
+          enters.push_back(node);
+        }
+      },
+      Subgraphs::Visit);
+  for (Node* enter : enters) {
+    changed |= EnterWithArguments(enter, /*in_plan=*/true);
+  }
+  return changed;
 }
 
 bool UseScopeOpsAsSaved(const std::shared_ptr<Graph>& graph) {

@@ -11,8 +11,12 @@ struct Graph;
 namespace jitamp {
 
 // In `plan`, blocks and task subgraphs included: jitamp::autocast_enter
-// (.args) and autocast_caller_region become their _in_plan kinds. The last
-// step of both executor plans. Returns whether it changed the graph.
+// (.args) and autocast_caller_region become their _in_plan kinds; an enter
+// of an autocast object made for it alone becomes the .args kind on the
+// object's values, and the object goes (EnterWithArguments,
+// explicit_scopes_for_export.h: its creation and attribute writes cost
+// more than the enter). The last step of both executor plans. Returns
+// whether it changed the graph.
 bool UseScopeOpsOfPlans(const std::shared_ptr<torch::jit::Graph>& plan);
 
 // The reverse, the first step of the rewrite: a graph that inlined a plan's
