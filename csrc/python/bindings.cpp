@@ -5,6 +5,7 @@
 #include "ir/op_casts.h"
 #include "ir/policy_table.h"
 #include "ops/scope_ops.h"
+#include "ops/task_ops.h"
 #include "passes/expose_static_casts_to_fuser.h"
 #include "passes/fold_static_casts.h"
 #include "passes/keep_addmm_whole.h"
@@ -43,6 +44,13 @@ PYBIND11_MODULE(_C, m) {
       },
       py::arg("graph"),
       "The export pipeline on a frozen copy's inlined graph, in place.");
+
+  m.def(
+      "wait_for_task_threads",
+      &jitamp::WaitForTaskThreads,
+      py::arg("timeout_ms"),
+      py::call_guard<py::gil_scoped_release>(),
+      "At exit: until the inter-op threads let finished tasks go (task_ops.h).");
 
   m.def(
       "set_eager_enter_result",

@@ -1,4 +1,5 @@
 """Loads jitamp's compiled library, which registers the jitamp:: ops."""
+import atexit
 import os
 
 import torch  # noqa: F401  (libtorch must be loaded before our library)
@@ -56,3 +57,9 @@ def _eager_scope_check(device: str, dtype: torch.dtype, enabled: bool) -> bool:
 
 
 _C.set_eager_scope_check(_eager_scope_check)
+
+# Before Python finalizes, the inter-op threads let go of finished tasks
+# (at most 2 s): else one that drops a tensor Python has seen takes the GIL
+# while Python finalizes, and the process aborts (task_ops.h,
+# WaitForTaskThreads).
+atexit.register(_C.wait_for_task_threads, 2000)

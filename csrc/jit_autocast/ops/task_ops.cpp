@@ -10,9 +10,26 @@
 // (CarryAutocastIntoTasks, carry_autocast_into_tasks.h).
 #include "ops/task_ops.h"
 
+#include <ATen/Parallel.h>
 #include <torch/csrc/jit/python/update_graph_executor_opt.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+
 namespace jitamp {
+
+namespace {
+
+// Whether a jitamp task was forked in this process (WaitForTaskThreads).
+std::atomic<bool>& tasksForked() {
+  static std::atomic<bool> forked{false};
+  return forked;
+}
+
+} // namespace
 
 // Before a torch.jit.wait. TorchScript's wait suspends the interpreter when
 // the future is not ready, and the rest of the graph then runs on another
@@ -73,6 +90,7 @@ void waitOnThisThread(const c10::OperatorHandle& /*op*/, torch::jit::Stack* stac
 // thread, and with the (thread-local) flag off it is the unoptimized plan,
 // as the simple executor's is.
 c10::intrusive_ptr<TaskTicket> autocastTaskState() {
+  tasksForked().store(true, std::memory_order_relaxed);
   auto ticket = c10::make_intrusive<TaskTicket>();
   ticket->executor_optimize = torch::jit::getGraphExecutorOptimize();
   torch::jit::setGraphExecutorOptimize(false);
@@ -93,6 +111,37 @@ void autocastTaskEnter(const c10::OperatorHandle& /*op*/, torch::jit::Stack* sta
 
 void autocastTaskExit(const c10::intrusive_ptr<TaskAutocastGuard>& guard) {
   guard->close();
+}
+
+// One barrier task per inter-op thread: each waits until all have started,
+// so each holds a thread of its own, and a thread starts one only after it
+// has destroyed the task before it (c10::ThreadPool::main_loop). A thread
+// that stays busy past the timeout leaves the barrier tasks to give up on
+// their own; they share their state, so none outlives it.
+bool WaitForTaskThreads(int64_t timeout_ms) {
+  if (!tasksForked().load(std::memory_order_relaxed)) {
+    return true;
+  }
+  struct Barrier {
+    std::mutex mutex;
+    std::condition_variable arrived_cv;
+    int arrived = 0;
+    int threads = at::get_num_interop_threads();
+  };
+  auto barrier = std::make_shared<Barrier>();
+  const auto timeout = std::chrono::milliseconds(timeout_ms);
+  for (int i = 0; i < barrier->threads; ++i) {
+    at::launch([barrier, timeout] {
+      std::unique_lock<std::mutex> lock(barrier->mutex);
+      ++barrier->arrived;
+      barrier->arrived_cv.notify_all();
+      barrier->arrived_cv.wait_for(
+          lock, timeout, [&] { return barrier->arrived >= barrier->threads; });
+    });
+  }
+  std::unique_lock<std::mutex> lock(barrier->mutex);
+  return barrier->arrived_cv.wait_for(
+      lock, timeout, [&] { return barrier->arrived >= barrier->threads; });
 }
 
 } // namespace jitamp

@@ -17,4 +17,18 @@ void autocastTaskStarted(const c10::intrusive_ptr<TaskTicket>& ticket);
 void autocastTaskEnter(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 void autocastTaskExit(const c10::intrusive_ptr<TaskAutocastGuard>& guard);
 
+// Waits, at most `timeout_ms`, until every inter-op thread has finished
+// what it was running, the release of a finished task's interpreter state
+// included; at once where no jitamp task was forked. Python calls it at
+// exit (jitamp/_library.py): jitamp's wait blocks the caller only until the
+// task's future is done, and the task's thread lets the task's state go
+// after that; when that drops the last reference to a tensor Python has
+// seen, it needs the GIL, and a thread that takes the GIL while Python
+// finalizes is ended by pthread_exit, whose unwinding through a noexcept
+// destructor aborts the process ("terminate called without an active
+// exception"). Plain TorchScript does not block: its caller's graph goes
+// on, on the task's thread, after the task. Returns whether the threads
+// finished in time.
+bool WaitForTaskThreads(int64_t timeout_ms);
+
 } // namespace jitamp
