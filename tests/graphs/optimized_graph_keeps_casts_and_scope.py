@@ -22,13 +22,12 @@ def project(x, w, b):
 
 # CHECK-LABEL: graph(%x.1 : Tensor,
 # The plan enters from the values the autocast object was set to
-# (UseScopeOpsOfPlans): no object, no __init__ call, no attribute writes.
-# CHECK-NOT: prim::{{CallMethod|CreateObject|SetAttr}}
+# (UseScopeOpsOfPlans): no object, no __init__ call, no attribute writes;
+# and the cache flag, read right before the enter, the enter reads itself.
+# CHECK-NOT: {{prim::CallMethod|prim::CreateObject|prim::SetAttr|jitamp::autocast_cache_enabled}}
 # CHECK: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
-# CHECK-NOT: prim::{{CallMethod|CreateObject|SetAttr}}
-# CHECK: [[C:%[^ ]+]] : bool = jitamp::autocast_cache_enabled(
-# CHECK-NOT: prim::{{CallMethod|CreateObject|SetAttr}}
-# CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter_in_plan(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, [[C]])
+# CHECK-NOT: {{prim::CallMethod|prim::CreateObject|prim::SetAttr|jitamp::autocast_cache_enabled}}
+# CHECK: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter_in_plan(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^)]+}})
 # CHECK-DAG: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
 # CHECK-DAG: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])
 # CHECK-DAG: [[B:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%b.1, [[DEV]], [[R]])

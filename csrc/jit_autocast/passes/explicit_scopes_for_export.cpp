@@ -114,6 +114,14 @@ bool EnterWithArguments(Node* enter, bool in_plan) {
     }
   }
   object->node()->destroy();
+  // In a plan, a flag read right before the enter is the one the enter
+  // reads itself (autocastCacheEnabled): one op fewer.
+  Node* flag = with_args->input(3)->node();
+  if (in_plan && flag->kind() == ops::kCacheEnabled &&
+      flag->next() == with_args && flag->output()->uses().size() == 1) {
+    with_args->replaceInput(3, flag->input(0));
+    flag->destroy();
+  }
   return true;
 }
 
