@@ -60,6 +60,7 @@ import sys
 import threading
 import tokenize
 import traceback
+import types
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -1371,14 +1372,12 @@ def _plain_raises_the_same(obj, module, source, directory, stem, message) -> boo
         return False
     outer = make_outer(module.OUTER)
     try:
-        if _DTYPE_ERROR.search(mine[2]) is not None:
-            if not _formula_raises_on_eagers_inputs(obj, module, directory, stem, message):
-                return False
-            with scripted_without_jitamp(source, directory, stem + "_plain_same_error") as (_, plain):
-                scopes = _autocast_scopes_in(plain)
-        else:
-            with scripted_without_jitamp(source, directory, stem + "_plain_same_error") as (_, plain):
-                scopes = _autocast_scopes_in(plain)
+        with scripted_without_jitamp(source, directory, stem + "_plain_same_error") as (_, plain):
+            scopes = _autocast_scopes_in(plain)
+            if _DTYPE_ERROR.search(mine[2]) is not None:
+                if not _formula_raises_on_eagers_inputs(obj, module, directory, stem, message):
+                    return False
+            else:
                 builtin = torch._C._jit_set_autocast_mode(False)  # its scopes do nothing
                 try:
                     if _first_error(plain, module, outer) != mine:
@@ -1493,8 +1492,8 @@ def _formula_raises_on_eagers_inputs(obj, module, directory, stem, message) -> b
         params = ", ".join(f"t{j}: Tensor" for j in range(len(tensors)))
         source = (f"import torch\nfrom torch import Tensor\n\n\ndef formula_op({params}):\n"
                   f"    return {call}\n\n\ndef build():\n    return formula_op\n")
-        alone = type("Alone", (), {"GRAD": True, "make_args": staticmethod(lambda _, tensors=tensors: [
-            torch.randn(shape).to(dtype) for dtype, shape in tensors])})
+        alone = types.SimpleNamespace(GRAD=True, make_args=lambda _call, tensors=tensors: [
+            torch.randn(shape).to(dtype) for dtype, shape in tensors])
         try:
             with scripted_without_jitamp(source, directory, f"{stem}_formula_{i}") as (_, plain), \
                     _autocast_state_set(state):
