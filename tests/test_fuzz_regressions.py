@@ -1115,6 +1115,7 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("torchscript_thread_without_autocast_meets_the_profiling_error_order.py",
      "known:profiling-plain-torchscript"),
     ("torchscript_frozen_plan_drops_a_cdist_of_an_unrolled_loop.py", "known:dead-code"),
+    ("torchscript_frozen_saved_drops_a_weights_dead_op_before_a_raise.py", "known:dead-code"),
 ])
 def test_torchscript_and_frozen_differences_recognized(name, kind):
     """A scope only in a helper nothing calls leaves plain TorchScript a

@@ -391,7 +391,7 @@ def _compare_frozen(obj, scripted, module, source, directory, stem,
     # loading compiles the methods again (constant pooling: fuzz seed 2602,
     # index 2667), then the loader rewrites them
     if save and (failed := _compare_inference_model(obj, _saved_and_loaded(frozen), module, source,
-                                                    directory, stem, "frozen-saved")):
+                                                    directory, stem, "frozen-saved", saved=frozen)):
         return failed
     if not _autocast_off(module.OUTER):
         return None
@@ -402,7 +402,7 @@ def _compare_frozen(obj, scripted, module, source, directory, stem,
         return None  # an op or scope that needs jitamp: it says which
     return (_compare_inference_model(obj, standalone, module, source, directory, stem, "standalone")
             or _compare_inference_model(obj, _saved_and_loaded(standalone), module, source, directory,
-                                        stem, "stock"))
+                                        stem, "stock", saved=standalone))
 
 
 def _made_unless_torchscript_refuses(make, scripted, source, directory, stem) -> Any:
@@ -432,13 +432,14 @@ _PLAIN_MODEL: dict[str, Callable[[Any], Any]] = {
 
 
 def _compare_inference_model(obj, model, module, source, directory, stem,
-                             what: str) -> tuple[str, str] | None:
+                             what: str, saved: Any = None) -> tuple[str, str] | None:
     """An inference `model` against eager under torch.no_grad() inside
     OUTER: (kind, message) of a difference, classified, else None. `what`:
     "frozen" (torch.jit.freeze), "optimized" (optimize_for_inference),
     "frozen-saved" (frozen, saved and loaded), "standalone"
     (jitamp.freeze(standalone=True)), "stock" (that, saved and loaded: the
-    stock executor runs it). Eager's error from an op whose result only
+    stock executor runs it); `saved`: the model that was saved, for the
+    last two. Eager's error from an op whose result only
     code after a raise reads, which a loaded standalone model drops (its
     scopes gone, the raise's condition folded), is dead code too (seed
     112805, index 3115)."""
@@ -454,7 +455,7 @@ def _compare_inference_model(obj, model, module, source, directory, stem,
         # a NotImplementedError of a later layer_norm, eager's error from a
         # dead mm in a forked callee)
         if (kind == f"{what}-mismatch:error" and _raised_past(str(exc))
-                and _raises_in_dead_code(obj, module, source, directory, stem, model)):
+                and _raises_in_dead_code(obj, module, source, directory, stem, model, saved)):
             kind = "known:dead-code"
         elif kind.startswith(f"{what}-mismatch:") and (
                 _plain_torchscript_differs(obj, module, source, directory, stem, kind, frozen=True,
@@ -644,18 +645,20 @@ def _pure(node: torch._C.Node) -> bool:
     return not any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments)
 
 
-def _inline(graph: torch._C.Graph) -> None:
-    """TorchScript's Inline pass on `graph`, with PyTorch's built-in JIT
-    autocast off: Inline reads each callee's optimized graph, made then,
+def _inlined(graph: torch._C.Graph) -> torch._C.Graph:
+    """A copy of `graph` with TorchScript's Inline pass run on it, PyTorch's
+    built-in JIT autocast off: Inline reads each callee's optimized graph, made then,
     and the built-in pass refuses a scope whose `enabled` is no constant
     ("Autocast _enabled argument must be a constant"; seed 2701, index
     215: a scripted helper of the program scripted without jitamp). The
     graphs inlined here are read, never run."""
+    graph = graph.copy()
     previous = torch._C._jit_set_autocast_mode(False)
     try:
         torch._C._jit_pass_inline(graph)
     finally:
         torch._C._jit_set_autocast_mode(previous)
+    return graph
 
 
 def _writes_a_fresh_object(node: torch._C.Node) -> bool:
@@ -730,7 +733,7 @@ def _raising_line(obj, module) -> tuple[str, int] | None:
     return None
 
 
-def _raises_in_dead_code(obj, module, source, directory, stem, frozen=None) -> bool:
+def _raises_in_dead_code(obj, module, source, directory, stem, frozen=None, saved=None) -> bool:
     """Whether eager's error, which a frozen model does not raise, comes from
     a line all of whose ops are dead code in the program scripted without
     jitamp: TorchScript removes an op nothing reads (plain TorchScript and
@@ -746,15 +749,17 @@ def _raises_in_dead_code(obj, module, source, directory, stem, frozen=None) -> b
     TorchScript cannot script the program (an `@torch.autocast` helper, an
     early return before a scope), its scope-free twin tells, whose lines are
     the program's (seed 112804, index 4835: a decorated helper's dead
-    comparison of a complex tensor)."""
+    comparison of a complex tensor). `saved`: the model `frozen` was
+    loaded from, whose graph may still hold what loading dropped (seed
+    271128, index 32224: a frozen weight's dead baddbmm before a raise
+    whose condition freezing folded, which loading's compile drops)."""
     where = _raising_line(obj, module)
     if where is None:
         return False
     for text in (source, scope_free_twin(source)):
         try:
             with scripted_without_jitamp(text, directory, stem + "_dead_code") as (plain, scripted):
-                graph = getattr(scripted, "forward", scripted).graph.copy()
-                _inline(graph)
+                graph = _inlined(getattr(scripted, "forward", scripted).graph)
                 # the program's file under the name it has scripted without jitamp
                 rename = {plain.__file__: module.__file__}
                 lines = {(rename.get(path, path), line): is_live
@@ -770,7 +775,13 @@ def _raises_in_dead_code(obj, module, source, directory, stem, frozen=None) -> b
                 # In every plan the frozen model ran, where it has them.
                 ran = [_forks_inlined(g) for g in _frozen_graphs(frozen)] if frozen is not None else []
                 flat = _forks_inlined(graph)
-                gone = (bool(ran) and _reads_an_argument(flat, where, rename)
+                # Or, in jitamp's own graph of the model (or of the one
+                # saved), an op that reads a jitamp op's result: a region
+                # token is never a constant, so neither is what reads one
+                # (docs/frozen.md, "Fold barriers").
+                jitamps = [_forks_inlined(_inlined(m.forward.graph)) for m in (frozen, saved) if m is not None]
+                gone = (bool(ran) and (_reads_an_argument(flat, where, rename)
+                                       or any(_reads_an_argument(g, where, {}, jitamp_ops=True) for g in jitamps))
                         and all(where not in _live_lines(g) or _fewer_ops(g, flat, where, rename)
                                 for g in ran))
             return lines.get(where) is False or gone or (
@@ -802,14 +813,12 @@ def _frozen_graphs(frozen: Any) -> list[torch._C.Graph]:
     is unrolled), else, where it has none or one holds a subgraph (a fusion
     group's ops are no block's), its forward's graph, callees inlined."""
     try:
-        plans = [plan.graph.copy() for plan in frozen.get_debug_state().execution_plans.values()]
+        plans = [plan.graph for plan in frozen.get_debug_state().execution_plans.values()]
     except RuntimeError:  # no plan yet (or no executor state to read)
         plans = []
     if not plans or any(n.hasAttribute("Subgraph") for g in plans for n in graph_nodes(g)):
-        plans = [frozen.forward.graph.copy()]
-    for graph in plans:
-        _inline(graph)
-    return plans
+        plans = [frozen.forward.graph]
+    return [_inlined(graph) for graph in plans]
 
 
 def _forks_inlined(graph: torch._C.Graph) -> torch._C.Graph:
@@ -825,7 +834,7 @@ def _forks_inlined(graph: torch._C.Graph) -> torch._C.Graph:
             if not any(node.kind() == "prim::fork" for node in graph_nodes(flat)):
                 return flat
             torch._C._jit_pass_inline_fork_wait(flat)
-            _inline(flat)
+            flat = _inlined(flat)
     except RuntimeError:
         pass
     return graph
@@ -856,10 +865,15 @@ def _fewer_ops(frozen: torch._C.Graph, plain: torch._C.Graph, where: tuple[str, 
     return any(kept[kind] < count for kind, count in _aten_ops_of(plain, where, rename, arguments).items())
 
 
-def _reads_an_argument(graph: torch._C.Graph, where: tuple[str, int], rename: dict) -> bool:
+def _reads_an_argument(graph: torch._C.Graph, where: tuple[str, int], rename: dict,
+                       jitamp_ops: bool = False) -> bool:
     """Whether a node of `graph` from (file, line) `where` reads, through
-    any chain of nodes, an argument of the graph other than self."""
+    any chain of nodes, an argument of the graph other than self (with
+    `jitamp_ops`, or the result of a jitamp op)."""
     arguments = {v.debugName() for v in list(graph.inputs())[1:]}
+    if jitamp_ops:
+        arguments |= {v.debugName() for node in graph_nodes(graph) if node.kind().startswith("jitamp::")
+                      for v in node.outputs()}
     work = []
     for node in graph_nodes(graph):
         found = _LINE.match(node.sourceRange().strip())
@@ -1172,8 +1186,7 @@ def _callee_drops_what_raised(module: Any, message: str) -> bool:
     for fn in vars(module).values():
         if not isinstance(fn, torch.jit.ScriptFunction):
             continue
-        graph = fn.graph.copy()
-        _inline(graph)
+        graph = _inlined(fn.graph)
         if where not in _live_lines(graph):
             continue
         try:
@@ -1246,8 +1259,7 @@ def _autocast_scopes_in(scripted: Any) -> bool:
     is not, nor one that encloses no op: `with autocast: v1 = x0`, seed
     2152, index 1402), or forks (a forked function's graph is not
     inlined)."""
-    graph = getattr(scripted, "forward", scripted).graph.copy()
-    _inline(graph)
+    graph = _inlined(getattr(scripted, "forward", scripted).graph)
     for node in graph_nodes(graph):
         if node.kind() in ("prim::fork", "prim::forkClosure"):
             return True
