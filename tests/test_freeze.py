@@ -6,6 +6,7 @@ of frozen weights")."""
 import contextlib
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -817,6 +818,134 @@ def test_decompose_uncast_ops_are_not_cast_by_eager(op, dtype):
     torch.manual_seed(1)
     off = fn(x)
     oracle.assert_same(off, under, what=op)
+
+
+# policy_table.h's kernelCallsAutocastOps(): ops with their own kernel (no
+# autocast kernel, no CompositeImplicitAutograd one) that call an op eager
+# autocasts, so that a model running them with the state off is not eager's
+# (the scaled mms take float8 inputs: not checked here, nor linalg_polar,
+# new in torch 2.15).
+KERNEL_CALLS_AUTOCAST = ["aten::roll", "aten::isin.Tensor_Tensor", "aten::_chunk_cat",
+                         "aten::linalg_pinv.atol_rtol_tensor", "aten::_scaled_mm", "aten::_scaled_mm_v2",
+                         "aten::linalg_polar"]  # (torch 2.15)
+# Those that return on a float16 tensor without autocast and raise the
+# inner cat's promote error under a bfloat16 region (fuzz seed 271129,
+# index 6553); linalg_pinv's product runs in bfloat16 there.
+RAISES_ON_FLOAT16 = {
+    "aten::roll": lambda x: torch.roll(x, 1, 1),
+    "aten::isin.Tensor_Tensor": lambda x: torch.isin(x, x.flip(0)),  # sorts both, joined by cat
+    "aten::_chunk_cat": lambda x: torch._chunk_cat([x, x], 0, 2),
+}
+
+
+class KernelCallsAutocast(nn.Module):
+    def __init__(self, which: int):
+        super().__init__()
+        self.which = which
+
+    def forward(self, x: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            if self.which == 0:
+                y = torch.roll(x, 1, 1)
+            elif self.which == 1:
+                y = torch.isin(x, x.flip(0)).to(x.dtype)
+            elif self.which == 2:
+                y = torch._chunk_cat([x, x], 0, 2)
+            else:
+                y = torch.linalg.pinv(x, atol=torch.tensor(0.0), rtol=torch.tensor(1e-5))
+        return y
+
+
+@pytest.mark.parametrize("op", list(RAISES_ON_FLOAT16))
+def test_eager_autocasts_inside_these_kernels(op):
+    x = torch.randn(2, 4, 6, 6).half()
+    RAISES_ON_FLOAT16[op](x)
+    with pytest.raises(RuntimeError, match="Unexpected floating ScalarType in at::autocast::prioritize"):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            RAISES_ON_FLOAT16[op](x)
+
+
+@pytest.mark.parametrize("which, op", list(enumerate(KERNEL_CALLS_AUTOCAST[:4])))
+def test_standalone_refuses_an_op_whose_kernel_calls_one_eager_autocasts(which, op):
+    scripted = oracle.script(KernelCallsAutocast(which).eval())
+    with pytest.raises(ValueError, match=re.escape(f"{op}: its kernel calls an op eager autocasts")):
+        with torchscript_deprecation_ignored():
+            jitamp.freeze(scripted, standalone=True)
+
+
+def test_the_ops_whose_kernels_call_autocast_ops_are_known():
+    """PyTorch's OpInfo samples (three of each, float32 and float16), each
+    run without autocast and under a CPU bfloat16 region, recorded by the
+    profiler there. An op with no autocast kernel, one of whose overloads
+    has no CompositeImplicitAutograd kernel, under which an op with an
+    AutocastCPU kernel runs, and whose result or error the region changes,
+    is in KERNEL_CALLS_AUTOCAST (which the tests above check against
+    policy_table's list). (The profiler names no overload; the ops it finds
+    whose samples give the same in both states are not checked further.)"""
+    from torch.autograd.profiler import profile
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    found, differ = set(), set()
+    for info, dtype in ((info, dtype) for info in op_db for dtype in (torch.float32, torch.float16)):
+        try:
+            samples = list(info.sample_inputs("cpu", dtype))[:3]
+        except Exception:  # noqa: BLE001 - a sample this torch cannot make
+            continue
+        for sample in samples:
+            outcomes = []
+            for region in (False, True):
+                torch.manual_seed(0)
+                try:
+                    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=region), \
+                            profile() as prof:
+                        outcomes.append(info.op(sample.input, *sample.args, **sample.kwargs))
+                except Exception as error:  # noqa: BLE001 - eager's error is an outcome too
+                    outcomes.append(type(error))
+            top = [event for event in prof.function_events
+                   if event.cpu_parent is None and event.name.startswith("aten::")]
+            for event in top:
+                inner, nested = [], list(event.cpu_children)
+                while nested:
+                    inner.append(nested.pop())
+                    nested.extend(inner[-1].cpu_children)
+                if (any(child.name.startswith("aten::") and _has_kernel(child.name, "AutocastCPU")
+                        for child in inner)
+                        and not _has_kernel(event.name, "AutocastCPU")
+                        and not all(_has_kernel(event.name, "CompositeImplicitAutograd", overload)
+                                    for overload in _overloads(event.name))):
+                    found.add(event.name)
+                    if len(top) == 1 and not _same_outcome(*outcomes):  # the outcome is its own
+                        differ.add(event.name)
+    assert "aten::roll" in found and "aten::roll" in differ  # (float16)
+    assert sorted(differ - {op.split(".")[0] for op in KERNEL_CALLS_AUTOCAST}) == []
+
+
+def _same_outcome(a, b) -> bool:
+    """The same error class, or results of the same dtypes and shapes whose
+    values are close: a bfloat16 step inside gives differences of about
+    1e-2, a LAPACK kernel's on another allocation's alignment about 1e-7
+    (linalg_lstsq, in any state)."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return (a.dtype == b.dtype and a.shape == b.shape
+                and torch.allclose(*(torch.view_as_real(t) if t.is_complex() else t.double() for t in (a, b)),
+                                   rtol=1e-4, atol=1e-5, equal_nan=True))
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_same_outcome(x, y) for x, y in zip(a, b))
+    return type(a) is type(b)
+
+
+def _overloads(name: str) -> list[str]:
+    """The overloads of aten op `name` the dispatcher has (TorchScript
+    registers more: aten::all.int, of a list)."""
+    return [schema.overload_name for schema in torch._C._jit_get_schemas_for_operator(name)
+            if _in_dispatcher(f"{name}.{schema.overload_name}" if schema.overload_name else name)]
+
+
+def _has_kernel(name: str, key: str, overload: str | None = None) -> bool:
+    """Whether aten op `name`'s `overload` (by default: any of them) has a kernel for `key`."""
+    overloads = _overloads(name) if overload is None else [overload]
+    return any(torch._C._dispatch_has_kernel_for_dispatch_key(f"{name}.{o}" if o else name, key)
+               for o in overloads)
 
 
 STOCK_PROGRAM = """

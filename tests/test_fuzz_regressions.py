@@ -164,6 +164,7 @@ def test_every_reproducer_is_named_by_the_scheme_and_run_here():
     "jitamp_add_autocast_value_used_outside_its_block.py",
     "jitamp_float32_scope_in_a_mixed_region.py",
     "jitamp_saved_scope_exit_cut_by_a_raise.py",
+    "jitamp_standalone_rolls_what_eager_autocasts_inside_roll.py",
 ])
 def test_finding_fixed(name):
     result = _run(name)

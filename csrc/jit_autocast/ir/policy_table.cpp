@@ -278,6 +278,19 @@ bool isUncastComposite(const std::string& op) {
   return ops.count(op) != 0;
 }
 
+bool kernelCallsAutocastOps(const std::string& op) {
+  static const std::set<std::string> ops = {
+      "aten::roll", // aten::cat
+      "aten::isin.Tensor_Tensor", // aten::cat (sorting both)
+      "aten::_chunk_cat", // aten::cat
+      "aten::linalg_pinv.atol_rtol_tensor", // aten::matmul
+      "aten::linalg_polar", // aten::matmul (torch 2.15)
+      "aten::_scaled_mm", // aten::mm
+      "aten::_scaled_mm_v2", // aten::mm
+  };
+  return ops.count(op) != 0;
+}
+
 std::string policyVariesAcrossTorch(
     const std::string& name,
     const std::string& overload,
@@ -342,8 +355,9 @@ bool autocastMayChange(const std::string& name, const std::string& overload) {
       opKernels(name, overload, c10::DeviceType::CUDA).autocast) {
     return true;
   }
-  return cpu.composite_implicit &&
-      !isUncastComposite(overload.empty() ? name : name + "." + overload);
+  const std::string op = overload.empty() ? name : name + "." + overload;
+  return (cpu.composite_implicit && !isUncastComposite(op)) ||
+      kernelCallsAutocastOps(op);
 }
 
 namespace {
@@ -366,8 +380,9 @@ bool autocastMayChangeUncast(
   }
   const OpKernels cuda = opKernels(name, overload, c10::DeviceType::CUDA);
   const EffectivePolicy policy = effectivePolicy(name, overload);
-  const bool uncast = !cpu.composite_implicit ||
-      isUncastComposite(overload.empty() ? name : name + "." + overload);
+  const std::string op = overload.empty() ? name : name + "." + overload;
+  const bool uncast = (!cpu.composite_implicit || isUncastComposite(op)) &&
+      !kernelCallsAutocastOps(op);
   const auto reaches = [&](bool kernel, CastPolicy applied) {
     return kernel ? !spelled(applied) : !uncast;
   };

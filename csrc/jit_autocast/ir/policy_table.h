@@ -100,10 +100,21 @@ OpKernels opKernels(
 // checks each against eager.
 bool isUncastComposite(const std::string& op);
 
+// Ops without an autocast kernel or a CompositeImplicitAutograd one whose
+// own CPU kernel calls, through the dispatcher, an op eager autocasts:
+// roll's CPU kernel concatenates slices with aten::cat, a promote op under
+// CPU autocast, so eager's roll of a float16 tensor in a bfloat16 region
+// raises autocast's "Unexpected floating ScalarType" (fuzz seed 271129,
+// index 6553). With the state off they may not compute what eager
+// computes. Name with overload. tests/test_freeze.py finds them (the
+// profiler's nested ops of PyTorch's OpInfo samples, whose outcome a
+// region changes) and checks this list against what it finds.
+bool kernelCallsAutocastOps(const std::string& op);
+
 // Whether eager autocast may change what an op computes, on some device:
 // it has an autocast kernel on CPU or CUDA, or a CompositeImplicitAutograd
 // kernel that is not an uncast composite (it may reach an op that has
-// one). False for ops the dispatcher does not know (TorchScript's own:
+// one), or a kernel that calls one (kernelCallsAutocastOps). False for ops the dispatcher does not know (TorchScript's own:
 // sizes, lists, scalars). Such an op's result depends on the thread's
 // autocast state, so it must not be computed ahead of time under another
 // state (fold_barriers.h).

@@ -291,6 +291,8 @@ class ObstacleFinder {
           node,
           op + ": CompositeImplicitAutograd without an autocast kernel "
                "(eager autocasts the ops it decomposes into)");
+    } else if (kernelCallsAutocastOps(op)) {
+      obstacle(node, op + ": its kernel calls an op eager autocasts");
     }
   }
 
