@@ -921,7 +921,7 @@ def test_the_ops_whose_kernels_call_autocast_ops_are_known():
 
 
 def _same_outcome(a, b) -> bool:
-    """The same error class, or results of the same dtypes and shapes whose
+    """The same error class, equal scalars, or tensors of the same dtypes and shapes whose
     values are close: a bfloat16 step inside gives differences of about
     1e-2, a LAPACK kernel's on another allocation's alignment about 1e-7
     (linalg_lstsq, in any state)."""
@@ -931,7 +931,9 @@ def _same_outcome(a, b) -> bool:
                                    rtol=1e-4, atol=1e-5, equal_nan=True))
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         return len(a) == len(b) and all(_same_outcome(x, y) for x, y in zip(a, b))
-    return type(a) is type(b)
+    if isinstance(a, type) or isinstance(b, type):  # an error's class
+        return a is b
+    return type(a) is type(b) and (a == b or a != a and b != b)  # a scalar (NaN equals NaN)
 
 
 def _overloads(name: str) -> list[str]:

@@ -114,8 +114,9 @@ bool kernelCallsAutocastOps(const std::string& op);
 // Whether eager autocast may change what an op computes, on some device:
 // it has an autocast kernel on CPU or CUDA, or a CompositeImplicitAutograd
 // kernel that is not an uncast composite (it may reach an op that has
-// one), or a kernel that calls one (kernelCallsAutocastOps). False for ops the dispatcher does not know (TorchScript's own:
-// sizes, lists, scalars). Such an op's result depends on the thread's
+// one), or a kernel that calls one (kernelCallsAutocastOps). False for
+// ops the dispatcher does not know (TorchScript's own: sizes, lists,
+// scalars). Such an op's result depends on the thread's
 // autocast state, so it must not be computed ahead of time under another
 // state (fold_barriers.h).
 bool autocastMayChange(const std::string& name, const std::string& overload);

@@ -647,8 +647,8 @@ def _pure(node: torch._C.Node) -> bool:
 
 def _inlined(graph: torch._C.Graph) -> torch._C.Graph:
     """A copy of `graph` with TorchScript's Inline pass run on it, PyTorch's
-    built-in JIT autocast off: Inline reads each callee's optimized graph, made then,
-    and the built-in pass refuses a scope whose `enabled` is no constant
+    built-in JIT autocast off: Inline reads each callee's optimized graph,
+    made then, and the built-in pass refuses a scope whose `enabled` is no constant
     ("Autocast _enabled argument must be a constant"; seed 2701, index
     215: a scripted helper of the program scripted without jitamp). The
     graphs inlined here are read, never run."""
@@ -756,6 +756,17 @@ def _raises_in_dead_code(obj, module, source, directory, stem, frozen=None, save
     where = _raising_line(obj, module)
     if where is None:
         return False
+    try:
+        ran = [_forks_inlined(g) for g in _frozen_graphs(frozen)] if frozen is not None else []
+        # Or, in jitamp's own graph of the model (or of the one saved), an
+        # op that reads a jitamp op's result: a region token is never a
+        # constant, so neither is what reads one (docs/frozen.md, "Fold
+        # barriers").
+        unfolded = bool(ran) and any(
+            _reads_an_argument(_forks_inlined(_inlined(m.forward.graph)), where, {}, jitamp_ops=True)
+            for m in (frozen, saved) if m is not None)
+    except Exception:  # noqa: BLE001 - a graph this torch cannot read: no proof
+        ran, unfolded = [], False
     for text in (source, scope_free_twin(source)):
         try:
             with scripted_without_jitamp(text, directory, stem + "_dead_code") as (plain, scripted):
@@ -773,15 +784,8 @@ def _raises_in_dead_code(obj, module, source, directory, stem, frozen=None, save
                 # a helper called only forked). Presence and counts only:
                 # liveness (`lines`) is the graph's as TorchScript runs it.
                 # In every plan the frozen model ran, where it has them.
-                ran = [_forks_inlined(g) for g in _frozen_graphs(frozen)] if frozen is not None else []
                 flat = _forks_inlined(graph)
-                # Or, in jitamp's own graph of the model (or of the one
-                # saved), an op that reads a jitamp op's result: a region
-                # token is never a constant, so neither is what reads one
-                # (docs/frozen.md, "Fold barriers").
-                jitamps = [_forks_inlined(_inlined(m.forward.graph)) for m in (frozen, saved) if m is not None]
-                gone = (bool(ran) and (_reads_an_argument(flat, where, rename)
-                                       or any(_reads_an_argument(g, where, {}, jitamp_ops=True) for g in jitamps))
+                gone = (bool(ran) and (unfolded or _reads_an_argument(flat, where, rename))
                         and all(where not in _live_lines(g) or _fewer_ops(g, flat, where, rename)
                                 for g in ran))
             return lines.get(where) is False or gone or (
