@@ -16,7 +16,7 @@ autocast's output. The header and the JSON (`machine`) name the CPU and
 whether it does bf16 matmul in hardware (AMX, avx512_bf16) or emulates it:
 read a ratio with that in mind. Inference runs also time frozen
 models (torch.jit.freeze, with and without jitamp; jitamp.freeze(...,
-standalone=True) where it applies), `ratio_vs_best`: time over the best of
+standalone=True) where it applies, on CPU), `ratio_vs_best`: time over the best of
 eager autocast and the built-in (for frozen variants, the built-in's frozen
 model too), and
 `ratio_vs_eager_hand_cast`: time over eager autocast of a copy whose weights
@@ -409,12 +409,13 @@ def make_variants(w: Workload, module: nn.Module, inputs: tuple, backward: bool 
         except Exception as error:
             variants["builtin_jit_frozen"] = _failed(error)
         variants["jitamp_frozen"] = _frozen(module, with_jitamp=True)
-        # no jitamp op left (exact for callers whose autocast is off)
-        try:
-            variants["jitamp_standalone"] = jitamp.freeze(
-                _script(module, with_jitamp=True).eval(), standalone=True)
-        except ValueError as error:  # says which op or scope needs jitamp
-            variants["jitamp_standalone"] = _failed(RuntimeError(str(error).splitlines()[1].strip()))
+        if DEVICE == "cpu":  # a standalone model holds the casts of CPU scopes only
+            # no jitamp op left (exact for callers whose autocast is off)
+            try:
+                variants["jitamp_standalone"] = jitamp.freeze(
+                    _script(module, with_jitamp=True).eval(), standalone=True)
+            except ValueError as error:  # says which op or scope needs jitamp
+                variants["jitamp_standalone"] = _failed(RuntimeError(str(error).splitlines()[1].strip()))
     return variants
 
 

@@ -9,6 +9,10 @@ Variants:
   plain             scripted, no scope (the floor)
   plain_in_region   the same, called inside an eager torch.autocast region:
                     what the AutocastCPU dispatch key costs each op
+  jitamp_no_scope   the same function (no scope) scripted with jitamp: what
+                    the rewrite adds where autocast is off (the loop's two
+                    out-of-line flags, passes/keep_loops_out_of_line.h; w's
+                    cast hoisted before the loop)
   jitamp            a scope around the loop, scripted with jitamp
   builtin           the same, scripted by PyTorch's built-in JIT autocast
   eager_autocast    the Python loop under eager autocast
@@ -143,6 +147,7 @@ def variants():
     return {
         "plain": plain,
         "plain_in_region": in_region,
+        "jitamp_no_scope": script(src.plain, True),
         "jitamp": script(src.scoped, True),
         "builtin": script(src.scoped, False),
         "eager_autocast": eager,

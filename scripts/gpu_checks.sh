@@ -14,8 +14,10 @@
 # Seen on an H200 (2026-11-27), one call: the build, 150 s of tests, both
 # bench dtypes (BENCH_REPEATS=5, each within BENCH_TIMEOUT=80) and 110 s of
 # fuzzing (45 programs/s) took 510 s; the suite needed more than 4 min
-# (with 16 threads per worker, since set to 1). No more than 8 files come
-# back from a call: all stages together write 8.
+# (with 16 threads per worker, since set to 1). Again (2026-11-28, one
+# thread per worker): the build 47 s, and the suite had reached 99% when
+# TESTS_TIMEOUT=250 stopped it: give the tests stage alone a call of 400 s.
+# No more than 8 files come back from a call: all stages together write 8.
 # Builds jitamp in place (setup.py build_ext --inplace) and imports it from
 # python/: nothing is pip-installed into the machine's torch. The test
 # dependencies it lacks (filecheck, expecttest) travel as wheels in .whl/
@@ -33,12 +35,12 @@ for stage in ${stages//,/ }; do
   case "$stage" in
     build | tests | bench | fuzz) ;;
     *)
-      sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
+      sed -n '2,/^set -uo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'
       exit 2
       ;;
   esac
 done
-[ -n "$stages" ] || { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ -n "$stages" ] || { sed -n '2,/^set -uo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 cd "$(dirname "$0")/.." || exit 1
 out=${OUT:-/tmp/jitamp-gpu}
 mkdir -p "$out"
@@ -89,7 +91,12 @@ for stage in ${stages//,/ }; do
       fi
       # one intra-op thread per worker: 16 workers of 16 threads each on 16
       # cores ran a quarter of the suite in 230 s (H200, 2026-11-27)
-      OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} timeout "${TESTS_TIMEOUT:-300}" python3 -m pytest -q -p no:cacheprovider "${workers[@]}" -rs "$@" 2>&1 |
+      # tests_by_test.tsv: each test's outcome and seconds as it ends (a
+      # failure's report after it), so a suite the timeout stops still says
+      # what failed (tests/conftest.py, JITAMP_TEST_LOG)
+      rm -f "$out/tests_by_test.tsv"
+      JITAMP_TEST_LOG="$out/tests_by_test.tsv" OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} \
+        timeout "${TESTS_TIMEOUT:-300}" python3 -m pytest -q -p no:cacheprovider "${workers[@]}" -rs "$@" 2>&1 |
         tee "$out/tests.log" | tail -60
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
       ;;
@@ -97,7 +104,7 @@ for stage in ${stages//,/ }; do
       for dtype in float16 bfloat16; do
         timeout "${BENCH_TIMEOUT:-300}" python3 benchmarks/bench_autocast.py --device cuda --dtype "$dtype" \
           --repeats "${BENCH_REPEATS:-11}" --json "$out/bench_cuda_$dtype.json" "$@" 2>&1 |
-          grep -v '^USDT' | tee "$out/bench_cuda_$dtype.log"
+          grep -v '^USDT' | tee -a "$out/bench_cuda.log"
         [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
       done
       ;;

@@ -91,7 +91,7 @@ def test_per_op_cost_runs_and_names_the_machine(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(out.read_text())
     assert report["machine"]["cpu"]
-    assert {"plain", "plain_in_region", "jitamp", "builtin", "eager_autocast", "jitamp_suspended",
+    assert {"plain", "plain_in_region", "jitamp_no_scope", "jitamp", "builtin", "eager_autocast", "jitamp_suspended",
             "jitamp_toggled", "jitamp_empty_scope"} <= set(report["rows"])
 
 

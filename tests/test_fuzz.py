@@ -187,6 +187,15 @@ def test_device_programs_put_every_tensor_on_the_device(workdir):
             if re.match(r"    x\d+ = torch\.rand", line):
                 assert line.endswith(".to(DEVICE)"), line
     assert sum("return Prog().to(DEVICE)" in s for s in sources) == sum(p.harness["KIND"] == "module" for p in cuda) > 0
+    # in-place and out= ops read clones (CUDA's cat does not refuse an out=
+    # that overlaps an input: seed 281126, index 32), and the replicate pad
+    # is the ATen op (eager's F.pad decomposes it under deterministic
+    # algorithms, TorchScript's does not: index 64)
+    in_place = [line for s in sources for line in s.splitlines()
+                if re.search(r"out=|\.(add|mul|clamp|addmm|copy)_\(", line) and "sink" not in line.split("=")[0]]
+    assert in_place and all(".clone()" in line or re.search(r"\.(mul|clamp)_\(", line) for line in in_place), in_place
+    assert not any("mode='replicate'" in s for s in sources)
+    assert any("torch.ops.aten.replication_pad2d(" in s for s in sources)
     scopes = collections.Counter(device for s in sources
                                  for device in re.findall(r"autocast\('(cpu|cuda)'|torch\.(cpu|cuda)\.amp", s))
     cuda_scopes = scopes[("cuda", "")] + scopes[("", "cuda")]

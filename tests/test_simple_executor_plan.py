@@ -128,7 +128,10 @@ def test_callers_inline_every_cast():
 # loop does not run).
 
 def _before_loop(graph) -> int:
-    return len(graph.findAllNodes("jitamp::autocast_to_fp16_before_loop", recurse=True))
+    """The casts made before a loop, by source line: the plan unrolls loops,
+    which copies an inner loop's cast with the outer body."""
+    return len({node.sourceRange() for node in graph.findAllNodes("jitamp::autocast_to_fp16_before_loop",
+                                                                     recurse=True)})
 
 
 def loop_over_argument(x: torch.Tensor, w: torch.Tensor, n: int) -> torch.Tensor:
@@ -255,7 +258,7 @@ LOOPS = [loop_over_argument, loop_over_derived, loop_over_argument_uncached, nes
 
 
 @pytest.mark.parametrize("fn", LOOPS, ids=[f.__name__ for f in LOOPS])
-@pytest.mark.parametrize("n", [0, 1, 3])
+@pytest.mark.parametrize("n", [0, 1, 3, 8, 17])  # the plan's loop of 8 runs 0, 1 or 2 times
 @pytest.mark.parametrize("outer", [None, torch.no_grad], ids=["grad", "no_grad"])
 def test_loop_casts_made_before_the_loop_against_eager(fn, n, outer):
     check_against_eager(fn, [_t(1), _t(2), n], outer=outer, grad=outer is None)
@@ -271,6 +274,35 @@ def test_module_loops_against_eager(cls, n, outer):
     if cls is LoopSettingAnAttribute:
         scripted.w = eager.w.clone()
     check_against_eager(eager, [_t(4), n], scripted=script(scripted), outer=outer, grad=outer is None)
+
+
+def _carried_bools(graph) -> int:
+    return sum(1 for loop in graph.findAllNodes("prim::Loop", recurse=True)
+               for value in loop.outputs() if value.type().kind() == "BoolType")
+
+
+def test_the_plan_unrolls_loops():
+    """As TorchScript's optimized plans do: a constant trip count under 64
+    whole; else a loop of 8 copies of the body, then a loop for the rest,
+    which reads what the loop of 8 reads: the loop of 8 is kept out of
+    line by jitamp::keep_out_of_line() after it (passes/keep_loops_out_of_line.h),
+    and no loop carries KeepLoopsOutOfLine's bools, which the graph callers
+    inline keeps."""
+    scripted = script(weight_in_a_loop)
+    scripted(_t(1), _t(2))
+    plan = torch.jit.last_executed_optimized_graph()
+    assert not plan.findAllNodes("prim::Loop", recurse=True) and len(plan.findAllNodes("aten::mm")) == 4, plan
+
+    scripted = script(loop_over_argument)
+    scripted(_t(1), _t(2), 20)
+    plan = torch.jit.last_executed_optimized_graph()
+    loops = plan.findAllNodes("prim::Loop")
+    kinds = [node.kind() for node in plan.nodes()]
+    assert len(loops) == 2 and kinds[kinds.index("prim::Loop") + 1] == "jitamp::keep_out_of_line", plan
+    assert len(loops[0].findAllNodes("aten::mm")) == 8 * len(loops[1].findAllNodes("aten::mm")), plan
+    assert _carried_bools(plan) == 0, plan
+    assert _carried_bools(scripted.graph) == 2, scripted.graph  # what the function graph keeps
+    check_against_eager(loop_over_argument, [_t(1), _t(2), 20], scripted=scripted)
 
 
 @pytest.mark.parametrize("fn, before_loop", [

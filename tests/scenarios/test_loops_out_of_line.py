@@ -6,10 +6,12 @@ its register at the use it emits last: emitting a loop inline after the
 reads of the node that uses its result makes a read inside the loop the
 last, so the loop's second iteration reads None ("Expected Tensor but got
 None"). Plain TorchScript fails so wherever its optimizer leaves the loop
-rolled (a trip count known only at run time); jitamp's simple executor
-never unrolls, so it met it with constant trip counts too. jitamp's
+rolled (a trip count known only at run time); jitamp's simple executor,
+which did not unroll then, met it with constant trip counts too. jitamp's
 KeepLoopsOutOfLine (csrc/jit_autocast/passes/keep_loops_out_of_line.h) gives such
-loops two more carried values, so they run as eager does in every plan.
+loops two more carried values, so they run as eager does in every plan;
+the simple executor's plan, which unrolls loops, trades them for
+`jitamp::keep_out_of_line()` after the loop (KeepLoopsOutOfLineInPlan).
 
 Each case the pass changes also shows that plain TorchScript fails on it,
 so that the case covers the interpreter's bug and not a program that runs
@@ -209,8 +211,8 @@ def test_plain_torchscript_loses_the_value(case):
     optimized plan too where a trip count is known only at run time.
 
     (Not the inlined callee: plain TorchScript inlines only on the optimized
-    plan, which unrolls the loop. jitamp's simple executor inlines and keeps
-    the loop, and failed on it with the pass's rule for returned results
+    plan, which unrolls the loop. jitamp's simple executor, which then kept
+    the loop, failed on it with the pass's rule for returned results
     disabled.)"""
     fn, args = CASES[case]
     assert _plain_torchscript_fails(fn, args, optimize=False)

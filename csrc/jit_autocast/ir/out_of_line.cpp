@@ -80,4 +80,14 @@ bool needsKeepingOutOfLine(Node* node) {
   return false;
 }
 
+bool putKeepOutOfLineAfter(Node* node) {
+  static const c10::Symbol keep =
+      c10::Symbol::fromQualString("jitamp::keep_out_of_line");
+  if (node->next()->kind() == keep) {
+    return false;
+  }
+  node->owningGraph()->create(keep, {}, 0)->insertAfter(node);
+  return true;
+}
+
 } // namespace jitamp

@@ -17,4 +17,11 @@ namespace jitamp {
 // the use emitted last.
 bool needsKeepingOutOfLine(torch::jit::Node* node);
 
+// Puts `jitamp::keep_out_of_line()` right after `node` (an op that does
+// nothing, CONSERVATIVE, so no pass removes it), unless one is there: the
+// node then no longer lines up with the node that reads its result. Returns
+// whether it put one. For plans only: a saved graph stays plain TorchScript
+// there (KeepLoopsOutOfLine's carried bools).
+bool putKeepOutOfLineAfter(torch::jit::Node* node);
+
 } // namespace jitamp

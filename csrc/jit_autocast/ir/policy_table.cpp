@@ -86,12 +86,13 @@ const std::vector<VariesRow>& variesRows() {
   return table;
 }
 
+// "name.overload", or "name" for the default overload: the tables' key.
+std::string qualified(const std::string& name, const std::string& overload) {
+  return overload.empty() ? name : name + "." + overload;
+}
+
 std::string qualified(const Row& row) {
-  std::string op = row.name;
-  if (row.overload[0] != '\0') {
-    op += std::string(".") + row.overload;
-  }
-  return op;
+  return qualified(row.name, row.overload);
 }
 
 c10::DispatchKey autocastKey(c10::DeviceType device) {
@@ -206,7 +207,7 @@ EffectivePolicy effectivePolicy(
     const std::string& overload) {
   std::lock_guard<std::mutex> lock(mutex());
   const auto& index = indexLocked();
-  auto it = index.find(overload.empty() ? name : name + "." + overload);
+  auto it = index.find(qualified(name, overload));
   return it == index.end() ? EffectivePolicy{} : it->second;
 }
 
@@ -238,8 +239,7 @@ OpKernels opKernels(
   }
   kernels.in_dispatcher = true;
   std::lock_guard<std::mutex> lock(mutex());
-  kernels.autocast =
-      hasAutocastKernel(overload.empty() ? name : name + "." + overload, device);
+  kernels.autocast = hasAutocastKernel(qualified(name, overload), device);
   kernels.composite_implicit = handle->hasKernelForDispatchKey(
       c10::DispatchKey::CompositeImplicitAutograd);
   return kernels;
@@ -316,8 +316,7 @@ std::string policyVariesAcrossTorch(
     }
     return out;
   }();
-  const auto found =
-      index.find(overload.empty() ? name : name + "." + overload);
+  const auto found = index.find(qualified(name, overload));
   if (found == index.end()) {
     return "";
   }
@@ -340,7 +339,7 @@ bool inPolicyTable(const std::string& name, const std::string& overload) {
     }
     return out;
   }();
-  return ops.count(overload.empty() ? name : name + "." + overload) != 0;
+  return ops.count(qualified(name, overload)) != 0;
 }
 
 bool autocastMayChange(const std::string& name, const std::string& overload) {
@@ -355,7 +354,7 @@ bool autocastMayChange(const std::string& name, const std::string& overload) {
       opKernels(name, overload, c10::DeviceType::CUDA).autocast) {
     return true;
   }
-  const std::string op = overload.empty() ? name : name + "." + overload;
+  const std::string op = qualified(name, overload);
   return (cpu.composite_implicit && !isUncastComposite(op)) ||
       kernelCallsAutocastOps(op);
 }
@@ -380,7 +379,7 @@ bool autocastMayChangeUncast(
   }
   const OpKernels cuda = opKernels(name, overload, c10::DeviceType::CUDA);
   const EffectivePolicy policy = effectivePolicy(name, overload);
-  const std::string op = overload.empty() ? name : name + "." + overload;
+  const std::string op = qualified(name, overload);
   const bool uncast = (!cpu.composite_implicit || isUncastComposite(op)) &&
       !kernelCallsAutocastOps(op);
   const auto reaches = [&](bool kernel, CastPolicy applied) {

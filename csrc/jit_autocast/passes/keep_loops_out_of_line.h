@@ -19,4 +19,15 @@ namespace jitamp {
 // Why: docs/passes.md, 'Why, pass by pass'.
 bool KeepLoopsOutOfLine(const std::shared_ptr<torch::jit::Graph>& graph);
 
+// The same for a plan that no caller inlines and no TorchScript pass
+// optimizes further (SimpleExecutorPlan, pipeline/pipeline.h; after it
+// unrolls loops): a loop's two bools cost two carried values at every
+// iteration, so here each loop loses the carried bools nothing reads
+// (those, and what unrolling made of them), and one that still needs it
+// gets `jitamp::keep_out_of_line()` right after it instead
+// (KeepIfsOutOfLine's op: it runs once per loop and does nothing), which
+// no longer lines the loop up with its reader. Recurses into fork
+// subgraphs. Idempotent. Returns whether it changed the graph.
+bool KeepLoopsOutOfLineInPlan(const std::shared_ptr<torch::jit::Graph>& graph);
+
 } // namespace jitamp

@@ -41,6 +41,7 @@
 #include <torch/csrc/jit/passes/constant_propagation.h>
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/passes/loop_unrolling.h>
 #include <torch/csrc/jit/passes/pass_manager.h>
 
 #include <map>
@@ -137,9 +138,16 @@ const Steps& simplePlanSteps() {
        onGraph<HoistLoopCasts>},
       {"remove_kernel_casts", "passes/remove_kernel_casts.h",
        onGraph<RemoveKernelCasts>},
-      // The removal can line a loop up with the node that reads its result.
-      {"keep_loops_out_of_line", "passes/keep_loops_out_of_line.h",
-       onGraph<KeepLoopsOutOfLine>},
+      // TorchScript's optimized plans unroll loops (by 8, or whole for a
+      // constant trip count under 64; bodies of 32 nodes at most): the
+      // same ops in the same order, without the interpreter's work per
+      // iteration. After the casts' loop-based choices above.
+      {"unroll_loops", "torch/csrc/jit/passes/loop_unrolling.h",
+       [](GraphRun& run) { return UnrollLoops(run.graph); }},
+      // Removing casts or unrolling can line a loop up with the node that
+      // reads its result.
+      {"keep_loops_out_of_line_in_plan", "passes/keep_loops_out_of_line.h",
+       onGraph<KeepLoopsOutOfLineInPlan>},
       {"keep_ifs_out_of_line", "passes/keep_ifs_out_of_line.h",
        onGraph<KeepIfsOutOfLine>},
       {"use_scope_ops_of_plans", "passes/use_scope_ops_of_plans.h",

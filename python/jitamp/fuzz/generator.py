@@ -405,14 +405,22 @@ class Ctx:
     main: bool = True
 
 
-# The tensor factories in op templates, given their operand's device (for
-# programs whose tensors live on a GPU: `generate(..., device="cuda")`).
+# Op templates as programs whose tensors live on a GPU spell them
+# (`generate(..., device="cuda")`): tensor factories take their operand's
+# device; the replicate pad calls its ATen op, since under
+# torch.use_deterministic_algorithms(True) (a GPU batch's workers) eager's
+# F.pad of a CUDA tensor runs a Python decomposition (index ops: another
+# backward, which saves no input an in-place write can then invalidate),
+# and TorchScript's, built without that branch (`torch.jit.is_scripting()`),
+# the op: a difference plain TorchScript makes (seed 281126, index 64).
 _ON_DEVICE = (
     ("torch.tensor([0, 1, 2, 3])", "torch.tensor([0, 1, 2, 3], device={a}.device)"),
     ("torch.tensor([1, 3])", "torch.tensor([1, 3], device={a}.device)"),
     ("torch.eye(4, dtype={a}.dtype)", "torch.eye(4, dtype={a}.dtype, device={a}.device)"),
     ("torch.zeros(4, 4, dtype=torch.get_autocast_cpu_dtype())",
      "torch.zeros(4, 4, dtype=torch.get_autocast_cpu_dtype(), device={a}.device)"),
+    ("F.pad({a}.reshape(1, 1, 4, 4), [1, 1, 1, 1], mode='replicate')",
+     "torch.ops.aten.replication_pad2d({a}.reshape(1, 1, 4, 4), [1, 1, 1, 1])"),
 )
 
 
@@ -624,6 +632,11 @@ class Generator:
         op = self.pick(INPLACE)
         self.features.add(f"op:{op.name}")
         a, b, c = (self.operands(env, 3) + ["", "", ""])[:3]
+        if self.device not in (None, "cpu"):
+            # CUDA's kernels do not all refuse an operand that overlaps what
+            # they write, as CPU's do (cat's out=): the result then races
+            # (seed 281126, index 32; seed 112950 before)
+            a, b, c = (f"{x}.clone()" if x else x for x in (a, b, c))
         target = self.pick(targets)
         target.written = True
         return Line(op.fmt.format(t=target.name, a=a, b=b, c=c))
