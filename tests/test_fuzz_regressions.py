@@ -200,12 +200,13 @@ def test_finding13_freezing_does_not_crash():
     assert "fuzz comparison: ok" in done.stdout, done.stdout[-2000:]
 
 
-def test_dead_code_error_recognized():
-    """finding14: the frozen model does not raise eager's error from dead
-    code (TorchScript's, below): reported as "known:dead-code"."""
-    result = _run("torchscript_frozen_drops_dead_code_that_raises.py")
-    assert result.kind == "known:dead-code", (result.kind, result.message)
-    assert "expected scalar type Half but found Float" in result.message
+def test_dead_code_of_a_callee_is_dropped_by_its_own_plan_too():
+    """finding14: the frozen model did not raise eager's error from a dead
+    loop (known:dead-code), which eager reached through the scripted
+    callee's plan. That plan now unrolls the loop and drops the dead bmm as
+    freezing does: eager returns too, and the program compares ok."""
+    result = _run("jitamp_callee_plan_drops_the_dead_loop_freezing_drops.py")
+    assert result.kind == "ok", (result.kind, result.message)
 
 
 _READS = """
@@ -1077,7 +1078,8 @@ def test_a_region_that_changes_something_is_no_reference():
 def test_dead_out_write_kept_in_a_loop_recognized():
     """The scripted program raises from a dead `out=` write that the plan of
     the `@torch.jit.script` callee eager calls has deleted: "known:dead-code"
-    (runner._callee_drops_what_raised)."""
+    (runner._callee_drops_what_raised). The caller's loop has a trip count
+    read from an argument: one the plan unrolls whole loses the write too."""
     assert _run("torchscript_dead_out_write_kept_in_a_loop.py").kind == "known:dead-code"
 
 
