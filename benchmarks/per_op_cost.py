@@ -14,6 +14,9 @@ Variants:
                     out-of-line flags, passes/keep_loops_out_of_line.h; w's
                     cast hoisted before the loop)
   jitamp            a scope around the loop, scripted with jitamp
+  jitamp_through_kernel  the same, each mm dispatched to its autocast kernel
+                    (jitamp._C.set_direct_calls_enabled(False)): what
+                    jitamp::direct_call saves
   builtin           the same, scripted by PyTorch's built-in JIT autocast
   eager_autocast    the Python loop under eager autocast
   jitamp_suspended  jitamp's scope with autocast suspended around the loop
@@ -144,11 +147,23 @@ def variants():
         with torch.autocast("cpu", dtype=torch.bfloat16):
             return src.plain(x, w)
 
+    def through_kernel(fn):
+        # jitamp's plan with each mm dispatched to its autocast kernel, as
+        # before jitamp::direct_call (the flag is read when the plan is built)
+        previous = jitamp._C.set_direct_calls_enabled(False)
+        try:
+            scripted = script(fn, True)
+            scripted(torch.ones(4, 4), torch.ones(4, 4))
+        finally:
+            jitamp._C.set_direct_calls_enabled(previous)
+        return scripted
+
     return {
         "plain": plain,
         "plain_in_region": in_region,
         "jitamp_no_scope": script(src.plain, True),
         "jitamp": script(src.scoped, True),
+        "jitamp_through_kernel": through_kernel(src.scoped),
         "builtin": script(src.scoped, False),
         "eager_autocast": eager,
         "jitamp_suspended": script(src.suspended, True),

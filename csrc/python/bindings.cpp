@@ -6,6 +6,7 @@
 #include "ir/policy_table.h"
 #include "ops/scope_ops.h"
 #include "ops/task_ops.h"
+#include "passes/call_autocast_ops_directly.h"
 #include "passes/expose_static_casts_to_fuser.h"
 #include "passes/fold_static_casts.h"
 #include "passes/keep_addmm_whole.h"
@@ -179,6 +180,15 @@ PYBIND11_MODULE(_C, m) {
       "Whether the profiling executor shows the TensorExpr fuser the smart "
       "casts whose state is static (expose_static_casts_to_fuser.h; off by default); returns "
       "the previous setting.");
+
+  m.def(
+      "set_direct_calls_enabled",
+      &jitamp::SetDirectCallsEnabled,
+      py::arg("enabled"),
+      "Whether simple-executor plans built from now on call ops whose "
+      "autocast kernel only casts directly, making its casts themselves "
+      "(call_autocast_ops_directly.h; on by default); returns the previous "
+      "setting.");
 
   m.def(
       "fold_static_casts",

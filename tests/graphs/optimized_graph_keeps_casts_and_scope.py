@@ -5,6 +5,8 @@
 # executor drops only the casts that the op's autocast kernel makes anyway,
 # and these all stay: each op reads an argument, which may be a weight
 # (tests/graphs/simple_executor_drops_kernel_casts.py has the ones it drops).
+# Its ops with an autocast kernel that only casts are called directly
+# (jitamp::direct_call, ops/direct_call.h), relu, which has none, is not.
 # The plan opens the scope with autocast_enter_in_plan (the op as saved raises:
 # preoptimize.h, UseScopeOpsOfPlans), from the autocast object's values.
 # RUN: jitamp dump %s:project --profiling-executor --optimized --example-inputs 4x4:float32,4x4:float32,4:float32 | filecheck %s
@@ -59,9 +61,9 @@ def project(x, w, b):
 # SIMPLE-NEXT: [[B:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%b.1, [[DEV]], [[R]])
 # SIMPLE-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])
 # SIMPLE-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
-# SIMPLE-NEXT: [[Y:%[^ ]+]] : Tensor = aten::linear([[X]], [[W]], [[B]])
+# SIMPLE-NEXT: [[Y:%[^ ]+]] : Tensor = jitamp::direct_call[op="aten::linear"]([[X]], [[W]], [[B]])
 # SIMPLE-NEXT: [[W2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])
 # SIMPLE-NEXT: [[Y2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16([[Y]], [[DEV]], [[R]])
-# SIMPLE-NEXT: [[Z:%[^ ]+]] : Tensor = aten::mm([[Y2]], [[W2]])
+# SIMPLE-NEXT: [[Z:%[^ ]+]] : Tensor = jitamp::direct_call[op="aten::mm"]([[Y2]], [[W2]])
 # SIMPLE-NEXT: jitamp::autocast_exit([[G]])
 # SIMPLE-NEXT: aten::relu([[Z]])

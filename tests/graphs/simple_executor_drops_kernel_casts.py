@@ -5,7 +5,9 @@
 # loop (eager's cache serves a weight's later iterations); a loop's cast of a
 # value defined before it is made once before the loop instead
 # (autocast_to_fp16_before_loop, test_simple_executor_plan.py). Then the
-# plan unrolls the loop (a constant trip count under 64: whole). Kept: the casts of
+# plan unrolls the loop (a constant trip count under 64: whole), and calls
+# each mm directly (jitamp::direct_call, its autocast kernel's casts made by
+# jitamp's op). Kept: the casts of
 # an op that reads an argument or attribute outside a loop (a weight's first
 # cast is copied uncached with grad mode off, cast_ops.cpp), all of them, so
 # that the kernel casts the rest in eager's order. The rewritten graph keeps
@@ -28,13 +30,13 @@ def attend(x, w):
 # CHECK: , [[R:%[^ ]+]] : int = jitamp::autocast_enter_in_plan(
 # CHECK-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, {{.*}}, [[R]])
 # CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, {{.*}}, [[R]])
-# CHECK-NEXT: [[Q:%[^ ]+]] : Tensor = aten::mm([[X]], [[W]])
+# CHECK-NEXT: [[Q:%[^ ]+]] : Tensor = jitamp::direct_call[op="aten::mm"]([[X]], [[W]])
 # CHECK-NEXT: [[QT:%[^ ]+]] : Tensor = aten::t([[Q]])
-# CHECK-NEXT: [[S:%[^ ]+]] : Tensor = aten::mm([[Q]], [[QT]])
+# CHECK-NEXT: [[S:%[^ ]+]] : Tensor = jitamp::direct_call[op="aten::mm"]([[Q]], [[QT]])
 # CHECK-NEXT: [[WL:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16_before_loop(%w.1, {{.*}}, [[R]])
-# CHECK-NEXT: [[S1:%[^ ]+]] : Tensor = aten::mm([[S]], [[WL]])
-# CHECK-NEXT: [[S2:%[^ ]+]] : Tensor = aten::mm([[S1]], [[WL]])
-# CHECK-NEXT: aten::mm([[S2]], [[WL]])
+# CHECK-NEXT: [[S1:%[^ ]+]] : Tensor = jitamp::direct_call[op="aten::mm"]([[S]], [[WL]])
+# CHECK-NEXT: [[S2:%[^ ]+]] : Tensor = jitamp::direct_call[op="aten::mm"]([[S1]], [[WL]])
+# CHECK-NEXT: jitamp::direct_call[op="aten::mm"]([[S2]], [[WL]])
 # CHECK-NEXT: jitamp::autocast_exit(
 
 # REWRITTEN-LABEL: graph(%x.1 : Tensor,

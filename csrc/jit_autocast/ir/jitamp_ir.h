@@ -59,6 +59,12 @@ inline const c10::Symbol kIgnoreAmpInFallbacks =
     c10::Symbol::fromQualString("jitamp::ignore_amp_in_fallbacks");
 inline const c10::Symbol kMaxPool2d =
     c10::Symbol::fromQualString("jitamp::max_pool2d");
+// Plans only, registered in ops/direct_call.cpp: an op called with its
+// autocast kernel's casts made by jitamp, and its attribute naming the op
+// ("aten::mm", "aten::conv2d.padding").
+inline const c10::Symbol kDirectCall =
+    c10::Symbol::fromQualString("jitamp::direct_call");
+inline const c10::Symbol kDirectCallOp = c10::Symbol::attr("op");
 } // namespace ops
 
 // The TorchScript type of one of jitamp's classes (registered in

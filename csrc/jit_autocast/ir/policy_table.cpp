@@ -87,12 +87,8 @@ const std::vector<VariesRow>& variesRows() {
 }
 
 // "name.overload", or "name" for the default overload: the tables' key.
-std::string qualified(const std::string& name, const std::string& overload) {
-  return overload.empty() ? name : name + "." + overload;
-}
-
 std::string qualified(const Row& row) {
-  return qualified(row.name, row.overload);
+  return jitamp::qualified(row.name, row.overload);
 }
 
 c10::DispatchKey autocastKey(c10::DeviceType device) {
@@ -201,6 +197,10 @@ const Index& indexLocked() {
 }
 
 } // namespace
+
+std::string qualified(const std::string& name, const std::string& overload) {
+  return overload.empty() ? name : name + "." + overload;
+}
 
 EffectivePolicy effectivePolicy(
     const std::string& name,

@@ -32,6 +32,10 @@ enum class CastPolicy : uint8_t {
 
 const char* policyName(CastPolicy policy);
 
+// An op's name as the table and its listings spell it: "aten::conv2d" for
+// the default overload, "aten::conv2d.padding" otherwise.
+std::string qualified(const std::string& name, const std::string& overload);
+
 struct EffectivePolicy {
   CastPolicy cpu = CastPolicy::None;
   CastPolicy cuda = CastPolicy::None;

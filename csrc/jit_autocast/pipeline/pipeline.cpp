@@ -5,6 +5,7 @@
 #include "ir/fold_barriers.h"
 #include "ir/graph_function_state.h"
 #include "ir/jitamp_ir.h"
+#include "passes/call_autocast_ops_directly.h"
 #include "passes/carry_autocast_into_tasks.h"
 #include "passes/explicit_scopes_for_export.h"
 #include "passes/expose_static_casts_to_fuser.h"
@@ -152,6 +153,9 @@ const Steps& simplePlanSteps() {
        onGraph<KeepIfsOutOfLine>},
       {"use_scope_ops_of_plans", "passes/use_scope_ops_of_plans.h",
        onGraph<UseScopeOpsOfPlans>},
+      // Last: the nodes it makes are opaque to any pass after it.
+      {"call_autocast_ops_directly", "passes/call_autocast_ops_directly.h",
+       onGraph<CallAutocastOpsDirectly>},
   };
   return steps;
 }

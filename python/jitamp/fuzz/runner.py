@@ -632,14 +632,25 @@ _LINE = re.compile(r'File "([^"]+)", line (\d+)')
 _REAL_GRAD_OF_COMPLEX = "input_is_complex == grad_is_complex"
 
 
-def _pure(node: torch._C.Node) -> bool:
+def _op_kind(node: torch._C.Node) -> str:
+    """The node's kind; for a `jitamp::direct_call` of the simple
+    executor's plan, the op it calls (ops/direct_call.h)."""
     kind = node.kind()
+    return node.s("op").split(".")[0] if kind == "jitamp::direct_call" else kind
+
+
+def _pure(node: torch._C.Node) -> bool:
+    kind = _op_kind(node)
     if kind in _PURE_PRIM:
         return True
     if not kind.startswith("aten::") or kind == "aten::warn":  # (a side effect)
         return False
     try:
-        schema = torch._C.parse_schema(node.schema())
+        if node.kind() == "jitamp::direct_call":
+            name, _, overload = node.s("op").partition(".")
+            schema = torch._C._get_schema(name, overload)
+        else:
+            schema = torch._C.parse_schema(node.schema())
     except RuntimeError:  # no schema
         return False
     return not any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments)
@@ -853,10 +864,10 @@ def _aten_ops_of(graph: torch._C.Graph, where: tuple[str, int], rename: dict | N
     found = Counter()
     for node in graph_nodes(graph):
         line = _LINE.match(node.sourceRange().strip())
-        if (line and node.kind().startswith("aten::")
+        if (line and _op_kind(node).startswith("aten::")
                 and (rename.get(line.group(1), line.group(1)), int(line.group(2))) == where
                 and (arguments is None or _reaches(list(node.inputs()), arguments))):
-            found[node.kind()] += 1
+            found[_op_kind(node)] += 1
     return found
 
 
@@ -876,7 +887,7 @@ def _reads_an_argument(graph: torch._C.Graph, where: tuple[str, int], rename: di
     `jitamp_ops`, or the result of a jitamp op)."""
     arguments = {v.debugName() for v in list(graph.inputs())[1:]}
     if jitamp_ops:
-        arguments |= {v.debugName() for node in graph_nodes(graph) if node.kind().startswith("jitamp::")
+        arguments |= {v.debugName() for node in graph_nodes(graph) if _op_kind(node).startswith("jitamp::")
                       for v in node.outputs()}
     work = []
     for node in graph_nodes(graph):
