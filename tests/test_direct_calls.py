@@ -192,3 +192,21 @@ def test_a_kernel_another_library_registers_is_called(tmp_path):
     program.write_text(OVERRIDE)
     result = subprocess.run([sys.executable, str(program)], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
+
+
+def lower_cuda(x: torch.Tensor, w: torch.Tensor, c: torch.Tensor) -> List[torch.Tensor]:
+    with torch.autocast("cuda", dtype=torch.float16):
+        # mm: lower_precision_fp under CUDA autocast; cat: promote on CPU only
+        # (the CPU tensor c's key is not the one that runs for CUDA tensors)
+        y = torch.mm(torch.mm(x, w), w)
+        return [y, torch.cat([y.float(), w], 0), torch.mm(c, c)]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device; none on this machine")
+@pytest.mark.parametrize("outer", [None, torch.no_grad], ids=["grad", "no_grad"])
+def test_cuda(outer):
+    args = [_t(1).cuda(), _t(2).cuda(), _t(3)]
+    scripted = check_against_eager(lower_cuda, args, outer=outer, grad=outer is None)
+    assert len(torch.jit.last_executed_optimized_graph().findAllNodes("jitamp::direct_call")) == 4
+    assert _mm_events(lower_cuda, *args) == 4 + 1  # the CPU mm has no kernel running
+    assert _mm_events(scripted, *args) == 3
