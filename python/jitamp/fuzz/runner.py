@@ -1803,6 +1803,15 @@ def _run_source(source: str, directory: str, stem: str, save: bool | None) -> Re
                         kind = "known:inference-mode-plan"
                     elif alone := _alone_in_its_region(source, found, exc.region, directory, stem):
                         kind = alone
+                    elif _autocast_off(exc.region) and (
+                            own := _profiling_plans_own(kind, module, source, directory, stem, found)):
+                        # the same, met only after the other thread's calls:
+                        # the plan the thread without autocast runs orders
+                        # ops as the profiling runs before it had it (seed
+                        # 281207, index 21856: it profiled under OUTER with
+                        # gradients, then ran rnn_relu_cell before the
+                        # matmul that eager raises at)
+                        kind = own
                     return Result(kind, str(exc), eager_raised)
             save = save if save is not None else module.SAVE
             if save:
