@@ -34,7 +34,7 @@ for version in "$@"; do
     fi
     python3 -m venv "$venv" >>"$log" 2>&1 &&
       env "${pip_env[@]}" "$venv/bin/pip" install -q "torch==$version" ninja setuptools wheel \
-        pytest expecttest filecheck==1.0.6 >>"$log" 2>&1
+        pytest expecttest filecheck==1.0.6 numpy >>"$log" 2>&1
     if [ $? -ne 0 ]; then
       summary+=("torch $version: install FAILED (see $log)")
       status=1

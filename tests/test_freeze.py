@@ -882,7 +882,9 @@ def test_the_ops_whose_kernels_call_autocast_ops_are_known():
     AutocastCPU kernel runs, and whose result or error the region changes,
     is in KERNEL_CALLS_AUTOCAST (which the tests above check against
     policy_table's list). (The profiler names no overload; the ops it finds
-    whose samples give the same in both states are not checked further.)"""
+    whose samples give the same in both states are not checked further.)
+    The OpInfo database needs numpy, which the test extra installs (torch
+    2.4 to 2.15 do not depend on it)."""
     from torch.autograd.profiler import profile
     from torch.testing._internal.common_methods_invocations import op_db
 
