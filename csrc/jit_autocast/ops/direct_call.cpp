@@ -13,6 +13,7 @@
 
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -72,19 +73,16 @@ std::vector<Arg> argumentKinds(const c10::FunctionSchema& schema) {
 // kernels), not the fallthrough. A build without registration sites
 // says neither: no.
 bool isEagersWrapper(const c10::OperatorHandle& op, DispatchKey key) {
-  const std::string table = op.dumpComputedTable();
-  const std::string line = std::string(c10::toString(key)) + ": registered at ";
-  for (size_t at = table.find(line); at != std::string::npos;
-       at = table.find(line, at + 1)) {
-    if (at != 0 && table[at - 1] != '\n') {
-      continue; // the key's name ends another's
-    }
-    const size_t end = table.find('\n', at);
-    const std::string entry = table.substr(at, end - at);
-    return entry.find("ATen/autocast_mode.cpp:") != std::string::npos &&
-        entry.size() >= 8 && entry.compare(entry.size() - 8, 8, "[kernel]") == 0;
+  const std::string table = "\n" + op.dumpComputedTable();
+  const size_t at =
+      table.find("\n" + std::string(c10::toString(key)) + ": registered at ");
+  if (at == std::string::npos) {
+    return false;
   }
-  return false;
+  const std::string_view entry = std::string_view(table).substr(
+      at + 1, table.find('\n', at + 1) - (at + 1));
+  return entry.find("ATen/autocast_mode.cpp:") != std::string_view::npos &&
+      entry.ends_with("[kernel]");
 }
 
 // The policy of the op's kernel for `device`'s autocast key where that
@@ -210,15 +208,14 @@ class DirectCall {
       CastPolicy policy,
       DeviceType device,
       const IValue* args) const {
-    const at::ScalarType lower =
-        at::autocast::get_lower_precision_fp_from_device_type(device);
-    if (policy == CastPolicy::LowerPrecisionFp) {
-      return lower;
-    }
     if (policy == CastPolicy::Fp32) {
       return at::kFloat;
     }
-    at::ScalarType current = lower;
+    at::ScalarType current =
+        at::autocast::get_lower_precision_fp_from_device_type(device);
+    if (policy == CastPolicy::LowerPrecisionFp) {
+      return current;
+    }
     for (size_t i = 0; i < args_.size(); ++i) {
       if (args_[i] == Arg::Tensor) {
         current =

@@ -23,9 +23,10 @@
 
 namespace jitamp {
 
-// Whether a node of `schema` can become a direct_call: the installed torch
-// has an autocast kernel for the op on CPU or CUDA whose policy (the
-// table's) is lower_precision_fp, fp32 or promote, and its tensor
+// Whether a node of `schema` can become a direct_call: the op's kernel for
+// AutocastCPU or AutocastCUDA is the one ATen/autocast_mode.cpp registers
+// (the dispatcher's table says where each kernel came from), its policy
+// (the table's) is lower_precision_fp, fp32 or promote, and its tensor
 // arguments are Tensor, Tensor? or Tensor[].
 bool canCallDirectly(const c10::FunctionSchema& schema);
 

@@ -14,9 +14,9 @@ namespace jitamp {
 // First runs what the simple executor runs on a plan before compiling it
 // (runNooptPassPipeline: its dead code elimination would keep a
 // direct_call, an op it cannot see into, where it drops the op). Does not
-// enter fork subgraphs (a task's own executor compiles them). Returns
-// whether it changed the graph.
-// Nothing where disabled (SetDirectCallsEnabled).
+// enter fork subgraphs (a task's own executor compiles them). Does nothing
+// where disabled (SetDirectCallsEnabled). Returns whether it changed the
+// graph.
 bool CallAutocastOpsDirectly(const std::shared_ptr<torch::jit::Graph>& plan);
 
 // Whether plans built from now on call such ops directly (on by default;
