@@ -66,6 +66,28 @@ def test_kernel_returns_eagers_bits(dtype, channels):
                          f"{dtype} C={channels} kernel={k} stride={s} padding={p} dilation={d} ceil={c}")
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32], ids=str)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_layout_copies_move_every_element(dtype, threads):
+    """The op's own NCHW <-> channels-last copies (blocks of 8x8 or 4x4
+    in 64x64 tiles, the edges one by one, images and bands of rows split
+    between threads): channel and pixel counts below, at and across a
+    block and a tile, an input that starts inside its storage; a 1x1
+    window returns the input itself, a 2x2 one copies a smaller result
+    back."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for channels, height, width in [(3, 5, 7), (8, 8, 8), (9, 4, 4), (63, 9, 7), (64, 8, 8),
+                                        (65, 11, 13), (130, 6, 22), (32, 32, 32)]:
+            x = special_values((4, channels, height, width), dtype)[1:]  # storage offset
+            for window in (1, 2):
+                assert_same_bits(torch.ops.jitamp.max_pool2d(x, [window, window]), F.max_pool2d(x, window),
+                                 f"{dtype} {tuple(x.shape)} window {window} threads {threads}")
+    finally:
+        torch.set_num_threads(previous)
+
+
 def test_a_window_of_the_whole_input_keeps_eagers_strides():
     """A 1x1 result is both NCHW- and channels-last-contiguous: it comes
     back with eager's strides, which later ops (a conv) read as NCHW."""

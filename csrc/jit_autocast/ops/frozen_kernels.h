@@ -8,7 +8,8 @@ namespace jitamp {
 
 // jitamp::max_pool2d (passes/pool_channels_last.h): aten::max_pool2d,
 // run on a channels-last copy of an NCHW-contiguous CPU tensor and copied
-// back. ATen's channels-last kernel takes each window's maximum in the same
+// back (both copies jitamp's own blocked transposes: ATen's copy_ between
+// the layouts goes element by element). ATen's channels-last kernel takes each window's maximum in the same
 // order as its NCHW kernel (a maximum is one of the window's elements, the
 // first of equal ones, a NaN the last of the window's NaNs), vectorized
 // over channels where the NCHW kernel goes element by element: 3-10 times
