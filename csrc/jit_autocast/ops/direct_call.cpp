@@ -234,9 +234,11 @@ class DirectCall {
   // kernel's call (eagerCastsLastArgumentFirst); a cast list is a new list
   // (TorchScript lists are shared).
   void cast(IValue* args, at::ScalarType to, DeviceType device) const {
+    // (the dtype first: a tensor in it already, the common case, costs
+    // one comparison)
     const auto needs = [&](const at::Tensor& tensor) {
-      return at::autocast::is_eligible(tensor, device) &&
-          tensor.scalar_type() != to;
+      return tensor.defined() && tensor.scalar_type() != to &&
+          at::autocast::is_eligible(tensor, device);
     };
     const size_t n = args_.size();
     for (size_t k = 0; k < n; ++k) {
