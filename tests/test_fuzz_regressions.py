@@ -1119,6 +1119,8 @@ def test_dead_out_write_kept_in_a_loop_recognized():
      "known:profiling-plain-torchscript"),
     ("torchscript_thread_without_autocast_meets_the_order_of_a_plan_profiled_with_grad.py",
      "known:profiling-error-order"),
+    ("torchscript_saved_profiling_subgraph_casts_a_cached_input_afresh.py",
+     "known:profiling-detached-cache"),
     ("torchscript_frozen_plan_drops_a_cdist_of_an_unrolled_loop.py", "known:dead-code"),
     ("torchscript_frozen_saved_drops_a_weights_dead_op_before_a_raise.py", "known:dead-code"),
 ])

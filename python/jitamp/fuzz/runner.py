@@ -1101,19 +1101,28 @@ def _profiling_plans_own(kind, module, source, directory, stem, message) -> str 
     executor (jitamp's plan: no differentiable subgraphs, no reordering)
     gives eager's: a difference the profiling plan's symbolic autodiff
     makes, plain TorchScript too (tests/test_fuzz_regressions.py). Eager's
-    dtype error the plan does not raise: a differentiable subgraph runs its
-    ops on detached inputs, which eager's cast cache never serves, so its
-    op casts a weight afresh where eager's cache hands it the cast of
-    another dtype ("known:profiling-detached-cache"; seed 112901, index
-    70468). Another error: the plan moved a later op, which autodiff left
-    out of a subgraph, before the one eager reaches first
+    dtype error the plan does not raise (it returns; or, where eager's
+    error names both bfloat16 and float16, casts made under two regions'
+    dtypes, it raises an error of another kind later on): a differentiable
+    subgraph runs its ops on detached inputs, which eager's cast cache never
+    serves, so its op casts a weight or input afresh where eager's cache
+    hands it the cast of another dtype ("known:profiling-detached-cache";
+    seed 112901, index 70468; seed 281209, index 28557, after
+    torch.jit.save and load).
+    Another error: the plan moved a later op, which autodiff left out of a
+    subgraph, before the one eager reaches first
     ("known:profiling-error-order"; seed 112603, index 6771)."""
     if not (kind.endswith("mismatch:error") and _profiling(module) and _raised_past(message)):
         return None
     if not _simple_executor_agrees(source, directory, stem):
         return None
-    eager = next((line for line in message.split("\n") if "eager raised" in line), "")
-    if "scripted returned" in message and re.search(r"same dtype|scalar type", eager):
+    lines = message.split("\n")
+    eager = next((line for line in lines if "eager raised" in line), "")
+    scripted = next((line for line in lines if "scripted raised" in line), "")
+    dtype_error = r"same dtype|scalar type"
+    two_regions = "BFloat16" in eager and "Half" in eager
+    if re.search(dtype_error, eager) and ("scripted returned" in message
+                                          or two_regions and not re.search(dtype_error, scripted)):
         return "known:profiling-detached-cache"
     return "known:profiling-error-order"
 
@@ -1827,6 +1836,8 @@ def _run_source(source: str, directory: str, stem: str, save: bool | None) -> Re
                     # not (seed 112704, index 19628)
                     if _fork_order_only(kind, module, source, directory, stem, str(exc)):
                         kind = "known:fork-grad-order"
+                    else:
+                        kind = _profiling_plans_own(kind, module, source, directory, stem, str(exc)) or kind
                     return Result(kind, str(exc), eager_raised)
             if module.KIND == "module":
                 failed = _compare_frozen(obj, scripted, module, source, directory, stem, save=save)
