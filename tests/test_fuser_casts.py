@@ -339,6 +339,40 @@ def test_a_differentiable_subgraphs_fallback_keeps_cpu_eagers_policy(builtin_aut
         check_against_eager(with_weight(fn), (x, weight_first), scripted=with_weight(scripted), outer=bf16)
 
 
+class _MvOfWeightOrInput(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(4, 4))
+
+    def forward(self, a: torch.Tensor, m: torch.Tensor, weight: bool):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return torch.mv(self.w if weight else m, a[0]).unsqueeze(1) + a
+
+
+def test_a_fallbacks_own_fallback_keeps_cpu_eagers_policy(builtin_autocast_mode_on):
+    # The same guard one level down. TorchScript makes a fallback's executor
+    # as it makes the fallback, and starts profiling there, from the graph
+    # as it was before IgnoreAmpInFallbacks marked it; the fallback's plan,
+    # built at its first calls inside the scope, guards the subgraph again,
+    # and the second fallback's executor is made under the scope's bfloat16
+    # state, with the built-in pass's casts. Reached with a third
+    # requires_grad pattern, it ran `mv` in bfloat16 where eager keeps it
+    # float32 (fuzz seed 281209, index 28386, in the runner's thread
+    # without autocast).
+    torch.manual_seed(0)
+    module = _MvOfWeightOrInput()
+    scripted = script(module, profiling_executor=True)
+    x, y = torch.randn(4, 4), torch.randn(4, 4)
+    # every input needs a gradient: the plan guards the differentiable subgraph
+    check_against_eager(module, (x, y, False), scripted=scripted, grad=True)
+    scripted(x.clone().requires_grad_(), y.clone().requires_grad_(), False)  # (the forward's plan)
+    assert "prim::RequiresGradCheck" in all_kinds(torch.jit.last_executed_optimized_graph())
+    # the weight only: the fallback, whose plan guards again
+    check_against_eager(module, (x, y, True), scripted=scripted)
+    # neither: the fallback's fallback
+    check_against_eager(module, (x, y, False), scripted=scripted)
+
+
 # Random elementwise chains before, inside and after a CPU scope (float16
 # or bfloat16, sometimes disabled, sometimes with a disabled scope nested),
 # with mm and prod for the casts, profiled with float32 and then called

@@ -1,11 +1,16 @@
 #include "ir/graph_function_state.h"
 
 #include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/runtime/graph_executor_impl.h>
+#include <torch/csrc/jit/runtime/profiling_graph_executor_impl.h>
+#include <torch/csrc/jit/runtime/profiling_record.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <memory>
 #include <tuple>
 #include <type_traits>
+#include <vector>
 
 namespace jitamp {
 
@@ -17,7 +22,9 @@ namespace {
 // jitamp reads and writes two private members of torch::jit::GraphFunction
 // (below: optimized_graphs_, an array of shared_ptr<Graph>, and executors_,
 // an array of optional GraphExecutor), reads one of torch::jit::
-// GraphExecutor (pImpl), and calls GraphFunction's _set_ignore_amp /
+// GraphExecutor (pImpl), one of GraphExecutorImplBase (graph, the graph
+// an executor starts from) and one of ProfilingGraphExecutorImpl (pr_, the
+// record of the graph it profiles), and calls GraphFunction's _set_ignore_amp /
 // _set_initial_executor_execution_mode.
 // All exist, with these meanings, in every torch this file is checked on.
 static_assert(
@@ -55,6 +62,18 @@ struct ExecutorImplTag {
   friend constexpr auto get(ExecutorImplTag);
 };
 template struct PrivateMember<ExecutorImplTag, &GraphExecutor::pImpl>;
+
+struct ExecutorGraphTag {
+  friend constexpr auto get(ExecutorGraphTag);
+};
+template struct PrivateMember<ExecutorGraphTag, &GraphExecutorImplBase::graph>;
+
+struct ProfilingRecordTag {
+  friend constexpr auto get(ProfilingRecordTag);
+};
+template struct PrivateMember<
+    ProfilingRecordTag,
+    &ProfilingGraphExecutorImpl::pr_>;
 
 // TorchScript fills one slot of optimized_graphs_ (one per autocast
 // specialization) at a time, with a graph of its own, when the function
@@ -138,6 +157,46 @@ void setExecutors(GraphFunction& function, const GraphExecutor& executor) {
   for (auto& slot : function.*get(ExecutorsTag())) {
     slot = executor;
   }
+}
+
+std::vector<std::shared_ptr<Graph>> startingGraphs(GraphFunction& function) {
+  std::vector<std::shared_ptr<Graph>> graphs;
+  const auto add = [&](const std::shared_ptr<Graph>& graph) {
+    if (graph && std::find(graphs.begin(), graphs.end(), graph) == graphs.end()) {
+      graphs.push_back(graph);
+    }
+  };
+  for (const std::shared_ptr<Graph>& slot : function.*get(OptimizedGraphsTag())) {
+    add(slot);
+  }
+  for (const auto& slot : function.*get(ExecutorsTag())) {
+    if (slot.has_value()) {
+      if (const auto& impl = (*slot).*get(ExecutorImplTag())) {
+        add((*impl).*get(ExecutorGraphTag()));
+        // an executor that began profiling makes its plan from the graph
+        // it profiles
+        if (auto* profiling =
+                dynamic_cast<ProfilingGraphExecutorImpl*>(impl.get())) {
+          if (const auto& record = (*profiling).*get(ProfilingRecordTag())) {
+            add(record->graph());
+          }
+        }
+      }
+    }
+  }
+  return graphs;
+}
+
+std::vector<std::shared_ptr<Graph>> builtPlans(GraphFunction& function) {
+  std::vector<std::shared_ptr<Graph>> plans;
+  for (auto& slot : function.*get(ExecutorsTag())) {
+    if (slot.has_value() && slot->isOptimized()) {
+      for (const auto& entry : slot->getDebugState().execution_plans) {
+        plans.push_back(entry.second.graph);
+      }
+    }
+  }
+  return plans;
 }
 
 } // namespace jitamp

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 namespace torch::jit {
 struct Function;
@@ -35,5 +36,17 @@ void setOptimizedGraphs(
 void setExecutors(
     torch::jit::GraphFunction& function,
     const torch::jit::GraphExecutor& executor);
+
+// The graphs TorchScript makes the function's later executors and plans
+// from: its optimized graphs (one per autocast specialization it was
+// compiled or inlined under), the graph each executor it made starts from,
+// and, where one began profiling, the graph it profiles (its optimized plan
+// is a copy). A change to them reaches every plan not built yet.
+std::vector<std::shared_ptr<torch::jit::Graph>> startingGraphs(
+    torch::jit::GraphFunction& function);
+
+// The graphs of the plans the function's executors built already.
+std::vector<std::shared_ptr<torch::jit::Graph>> builtPlans(
+    torch::jit::GraphFunction& function);
 
 } // namespace jitamp

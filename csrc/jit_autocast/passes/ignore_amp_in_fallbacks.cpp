@@ -1,6 +1,7 @@
 #include "passes/ignore_amp_in_fallbacks.h"
 
 #include "ir/block_walk.h"
+#include "ir/graph_function_state.h"
 #include "ir/jitamp_ir.h"
 
 #include <torch/csrc/jit/api/function_impl.h>
@@ -9,6 +10,7 @@
 #include <torch/csrc/jit/runtime/custom_operator.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
+#include <unordered_set>
 #include <vector>
 
 namespace jitamp {
@@ -48,20 +50,47 @@ bool startsWithTheOp(const Graph& graph) {
       first->kind() == ops::kIgnoreAmpInFallbacks;
 }
 
+void prependOnce(Graph& graph) {
+  if (!startsWithTheOp(graph)) {
+    graph.prependNode(graph.create(ops::kIgnoreAmpInFallbacks, 0));
+  }
+}
+
+// A fallback and what it will run: `ignore_amp`, and the op first in every
+// graph its later plans start from, so that those plans mark their own
+// fallbacks in turn. Its own graph is not enough: TorchScript may have made
+// its executor (and optimized graph) already, from that graph as it was,
+// while it built the plan that calls it (fuzz seed 281209, index 28386). A
+// plan it built already gets its fallbacks marked here.
+void ignoreAmpIn(
+    GraphFunction* function,
+    std::unordered_set<GraphFunction*>& marked) {
+  if (!marked.insert(function).second) {
+    return;
+  }
+  function->_set_ignore_amp(true);
+  prependOnce(*function->graph());
+  for (const std::shared_ptr<Graph>& graph : startingGraphs(*function)) {
+    prependOnce(*graph);
+  }
+  for (const std::shared_ptr<Graph>& plan : builtPlans(*function)) {
+    std::vector<GraphFunction*> inner;
+    collectFallbackFunctions(plan->block(), inner);
+    for (GraphFunction* fallback : inner) {
+      ignoreAmpIn(fallback, marked);
+    }
+  }
+}
+
 // The op's work, when the interpreter compiles the plan holding `node`.
 Operation ignoreAmpInFallbacks(const Node* node) {
   std::vector<GraphFunction*> functions;
   // (read only: the graphs changed are the fallbacks', not this one)
   collectFallbackFunctions(
       const_cast<Graph*>(node->owningGraph())->block(), functions);
+  std::unordered_set<GraphFunction*> marked;
   for (GraphFunction* function : functions) {
-    function->_set_ignore_amp(true);
-    // Its graph may start with the op already: another copy of the op in
-    // this plan got there first, or the graph is a copy of code that had it.
-    Graph& graph = *function->graph();
-    if (!startsWithTheOp(graph)) {
-      graph.prependNode(graph.create(ops::kIgnoreAmpInFallbacks, 0));
-    }
+    ignoreAmpIn(function, marked);
   }
   return [](Stack&) {};
 }

@@ -14,7 +14,9 @@ namespace jitamp {
 // executor's, ProfilingExecutorPlan in pipeline/pipeline.h) and drops the
 // copies inlined callees brought. The op does nothing when it runs; when the
 // interpreter compiles its plan it marks each fallback function the plan
-// calls `ignore_amp` and puts the op first in its graph. The pass does not
+// calls `ignore_amp` and puts the op first in every graph its later plans
+// are made from (ignoreAmpIn, in the .cpp), so they mark their own
+// fallbacks in turn. The pass does not
 // enter fork subgraphs. Idempotent: a plan that starts with the op is left
 // as it is. Returns whether it changed `plan`.
 // Why: docs/passes.md, 'Why, pass by pass'.
