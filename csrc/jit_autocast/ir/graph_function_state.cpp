@@ -187,16 +187,4 @@ std::vector<std::shared_ptr<Graph>> startingGraphs(GraphFunction& function) {
   return graphs;
 }
 
-std::vector<std::shared_ptr<Graph>> builtPlans(GraphFunction& function) {
-  std::vector<std::shared_ptr<Graph>> plans;
-  for (auto& slot : function.*get(ExecutorsTag())) {
-    if (slot.has_value() && slot->isOptimized()) {
-      for (const auto& entry : slot->getDebugState().execution_plans) {
-        plans.push_back(entry.second.graph);
-      }
-    }
-  }
-  return plans;
-}
-
 } // namespace jitamp

@@ -45,8 +45,4 @@ void setExecutors(
 std::vector<std::shared_ptr<torch::jit::Graph>> startingGraphs(
     torch::jit::GraphFunction& function);
 
-// The graphs of the plans the function's executors built already.
-std::vector<std::shared_ptr<torch::jit::Graph>> builtPlans(
-    torch::jit::GraphFunction& function);
-
 } // namespace jitamp

@@ -93,34 +93,32 @@ void transposeBlock(const uint32_t* in, int64_t is, uint32_t* out, int64_t os) {
 }
 #endif
 
-// out[c * rows + r] = in[r * cols + c] for the rows [row_begin, row_end).
+// out[c * rows + r] = in[r * cols + c] for the rows [r0, r1), a band of
+// at most kTile rows, tile by tile.
 template <typename T>
-void transposeRows(
+void transposeBand(
     const T* in,
     T* out,
     int64_t rows,
     int64_t cols,
-    int64_t row_begin,
-    int64_t row_end) {
-  for (int64_t r0 = row_begin; r0 < row_end; r0 += kTile) {
-    const int64_t r1 = std::min(r0 + kTile, row_end);
-    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
-      const int64_t c1 = std::min(c0 + kTile, cols);
+    int64_t r0,
+    int64_t r1) {
+  for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+    const int64_t c1 = std::min(c0 + kTile, cols);
 #if defined(__SSE2__)
-      constexpr int64_t n = 16 / sizeof(T);
-      const int64_t r_blocks = r0 + (r1 - r0) / n * n;
-      const int64_t c_blocks = c0 + (c1 - c0) / n * n;
-      for (int64_t r = r0; r < r_blocks; r += n) {
-        for (int64_t c = c0; c < c_blocks; c += n) {
-          transposeBlock(in + r * cols + c, cols, out + c * rows + r, rows);
-        }
+    constexpr int64_t n = 16 / sizeof(T);
+    const int64_t r_blocks = r0 + (r1 - r0) / n * n;
+    const int64_t c_blocks = c0 + (c1 - c0) / n * n;
+    for (int64_t r = r0; r < r_blocks; r += n) {
+      for (int64_t c = c0; c < c_blocks; c += n) {
+        transposeBlock(in + r * cols + c, cols, out + c * rows + r, rows);
       }
-      transposeOneByOne(in, out, rows, cols, r_blocks, r1, c0, c1);
-      transposeOneByOne(in, out, rows, cols, r0, r_blocks, c_blocks, c1);
-#else
-      transposeOneByOne(in, out, rows, cols, r0, r1, c0, c1);
-#endif
     }
+    transposeOneByOne(in, out, rows, cols, r_blocks, r1, c0, c1);
+    transposeOneByOne(in, out, rows, cols, r0, r_blocks, c_blocks, c1);
+#else
+    transposeOneByOne(in, out, rows, cols, r0, r1, c0, c1);
+#endif
   }
 }
 
@@ -141,7 +139,7 @@ void transposeImages(
     for (int64_t task = begin; task < end; ++task) {
       const int64_t image = task / bands;
       const int64_t r0 = task % bands * kTile;
-      transposeRows(
+      transposeBand(
           from + image * rows * cols,
           to + image * rows * cols,
           rows,

@@ -10,7 +10,6 @@
 #include <torch/csrc/jit/runtime/custom_operator.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
-#include <unordered_set>
 #include <vector>
 
 namespace jitamp {
@@ -56,41 +55,24 @@ void prependOnce(Graph& graph) {
   }
 }
 
-// A fallback and what it will run: `ignore_amp`, and the op first in every
-// graph its later plans start from, so that those plans mark their own
-// fallbacks in turn. Its own graph is not enough: TorchScript may have made
-// its executor (and optimized graph) already, from that graph as it was,
-// while it built the plan that calls it (fuzz seed 281209, index 28386). A
-// plan it built already gets its fallbacks marked here.
-void ignoreAmpIn(
-    GraphFunction* function,
-    std::unordered_set<GraphFunction*>& marked) {
-  if (!marked.insert(function).second) {
-    return;
-  }
-  function->_set_ignore_amp(true);
-  prependOnce(*function->graph());
-  for (const std::shared_ptr<Graph>& graph : startingGraphs(*function)) {
-    prependOnce(*graph);
-  }
-  for (const std::shared_ptr<Graph>& plan : builtPlans(*function)) {
-    std::vector<GraphFunction*> inner;
-    collectFallbackFunctions(plan->block(), inner);
-    for (GraphFunction* fallback : inner) {
-      ignoreAmpIn(fallback, marked);
-    }
-  }
-}
-
-// The op's work, when the interpreter compiles the plan holding `node`.
+// The op's work, when the interpreter compiles the plan holding `node`:
+// each fallback `ignore_amp`, and the op first in every graph its later
+// plans are made from, so that those plans mark their own fallbacks in
+// turn. Its own graph is not enough: TorchScript makes a fallback's
+// executor as it makes the fallback and has it begin profiling at once,
+// from the graph as it was before this mark (fuzz seed 281209, index
+// 28386).
 Operation ignoreAmpInFallbacks(const Node* node) {
   std::vector<GraphFunction*> functions;
   // (read only: the graphs changed are the fallbacks', not this one)
   collectFallbackFunctions(
       const_cast<Graph*>(node->owningGraph())->block(), functions);
-  std::unordered_set<GraphFunction*> marked;
   for (GraphFunction* function : functions) {
-    ignoreAmpIn(function, marked);
+    function->_set_ignore_amp(true);
+    prependOnce(*function->graph());
+    for (const std::shared_ptr<Graph>& graph : startingGraphs(*function)) {
+      prependOnce(*graph);
+    }
   }
   return [](Stack&) {};
 }

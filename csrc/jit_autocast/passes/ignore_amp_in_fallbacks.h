@@ -15,7 +15,7 @@ namespace jitamp {
 // copies inlined callees brought. The op does nothing when it runs; when the
 // interpreter compiles its plan it marks each fallback function the plan
 // calls `ignore_amp` and puts the op first in every graph its later plans
-// are made from (ignoreAmpIn, in the .cpp), so they mark their own
+// are made from (graph_function_state.h, startingGraphs), so they mark their own
 // fallbacks in turn. The pass does not
 // enter fork subgraphs. Idempotent: a plan that starts with the op is left
 // as it is. Returns whether it changed `plan`.
