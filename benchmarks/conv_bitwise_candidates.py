@@ -15,6 +15,9 @@ or not. Then max_pool2d on a channels-last copy against NCHW max_pool2d over
 kernel, stride, padding, dilation and ceil_mode, on inputs with +0/-0 ties
 and with NaNs: bit patterns (`bits`: a zero's sign and a NaN's payload
 count), torch.equal (-0 == +0, NaN != NaN) and NaN == NaN (`equal_nan`).
+A candidate oneDNN cannot run on this CPU (its bf16 convolution needs
+avx512bw/vl/dq or avx_ne_convert: not on AVX2-only CPUs) is reported as
+`unsupported`, with the error.
 
 Then bench_autocast.py's ConvNet, interleaved (each repeat times every
 variant once, in turn), medians over repeats: eager autocast and jitamp's
@@ -61,6 +64,7 @@ def conv_sweep() -> dict:
     shapes = [(3, 16, 3, 1, 8, 32), (16, 32, 3, 1, 8, 32), (32, 64, 3, 1, 8, 16), (16, 32, 1, 1, 8, 32),
               (16, 32, 3, 2, 8, 32), (32, 64, 3, 1, 1, 16), (3, 16, 3, 2, 1, 32), (32, 64, 1, 2, 8, 16)]
     rows: dict[str, list] = {}
+    unsupported: dict[str, str] = {}  # candidate -> the error it raises here
     for (cin, cout, k, s, n, hw), bias in itertools.product(shapes, (True, False)):
         torch.manual_seed(cin + cout + k + s + n + bias)
         x, w = torch.randn(n, cin, hw, hw), torch.randn(cout, cin, k, k) * (2 / (cin * k * k)) ** 0.5
@@ -77,12 +81,23 @@ def conv_sweep() -> dict:
         xb, wb, bb = x.to(BF), w.to(BF), b.to(BF) if bias else None  # what autocast feeds the conv
         pw_relu = lambda inp, wt: MK._convolution_pointwise(inp, wt, bb, P, S, D, 1, "relu", [], None)  # noqa: E731
         cfg = f"{cin}->{cout} {k}x{k} s{s} n{n} {hw}x{hw}{' bias' if bias else ''}"
-        for name, got, want in (("pointwise relu", pw_relu(xb, wb), ref),
-                                ("pointwise relu, channels-last x + w", pw_relu(to_cl(xb), to_cl(wb)), ref),
-                                ("conv + BN folded (fp32 fold), relu", folded, ref_bn)):
+        for name, run, want in (("pointwise relu", lambda: pw_relu(xb, wb), ref),
+                                ("pointwise relu, channels-last x + w", lambda: pw_relu(to_cl(xb), to_cl(wb)), ref),
+                                ("conv + BN folded (fp32 fold), relu", lambda: folded, ref_bn)):
+            if name in unsupported:
+                continue
+            try:
+                got = run()
+            except RuntimeError as e:  # oneDNN's bf16 conv needs avx512bw/vl/dq or avx_ne_convert
+                unsupported[name] = str(e).splitlines()[0]
+                continue
             rows.setdefault(name, []).append({"cfg": cfg, **compare(got, want)})
     print(f"conv + relu vs eager autocast ({len(shapes)} shapes x bias/no bias):")
-    return {k: tally(k, v) for k, v in rows.items()}
+    out = {k: tally(k, v) for k, v in rows.items()}
+    for name, reason in unsupported.items():
+        print(f"  {name:<44} not on this CPU: {reason}")
+        out[name] = {"unsupported": reason}
+    return out
 
 
 def to_cl(x):
