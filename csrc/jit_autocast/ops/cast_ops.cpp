@@ -312,8 +312,17 @@ class UncachedCasts {
     static const Tensor* marker = new Tensor( // lives as long as the process
         at::zeros({1}, at::TensorOptions().dtype(at::kFloat))
             .set_requires_grad(true));
+    // Below autograd: newer torch (2.13) makes each cached cast with grad
+    // mode on, which would make the marker's cast an autograd node (and an
+    // accumulator for the marker) at every region. Only its address is read.
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
     at::NoGradGuard no_grad;
-    at::DisableRecordFunctionGuard unprofiled;
+    // (turning recording off and on again rebuilds the thread's callbacks:
+    // only where a profiler or an observer is there to see the copy)
+    std::optional<at::DisableRecordFunctionGuard> unprofiled;
+    if (at::hasCallbacks()) {
+      unprofiled.emplace();
+    }
     const at::ScalarType current =
         at::autocast::get_autocast_dtype(DeviceType::CPU);
     const bool cache_was_enabled = at::autocast::is_autocast_cache_enabled();
