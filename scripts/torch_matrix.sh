@@ -34,7 +34,7 @@ for version in "$@"; do
     fi
     python3 -m venv "$venv" >>"$log" 2>&1 &&
       env "${pip_env[@]}" "$venv/bin/pip" install -q "torch==$version" ninja setuptools wheel \
-        pytest expecttest filecheck==1.0.6 numpy >>"$log" 2>&1
+        pytest pytest-xdist expecttest filecheck==1.0.6 numpy >>"$log" 2>&1
     if [ $? -ne 0 ]; then
       summary+=("torch $version: install FAILED (see $log)")
       status=1
@@ -53,7 +53,7 @@ for version in "$@"; do
   fi
   built=$((SECONDS - start))
   start=$SECONDS
-  (cd "$src" && PYTHONPATH="$src/python" "$venv/bin/python" -m pytest -q -p no:cacheprovider) >>"$log" 2>&1
+  (cd "$src" && PYTHONPATH="$src/python" "$venv/bin/python" -m pytest -q -p no:cacheprovider -n auto) >>"$log" 2>&1
   result=$?
   tests=$(grep -E '^(=+ )?[0-9]+ (passed|failed)' "$log" | tail -1 | sed 's/=//g; s/^ *//; s/ *$//')
   if [ $result -ne 0 ]; then
