@@ -180,20 +180,19 @@ void keepInEagerCache(
 // cache is (a forked task runs on another thread: its first cast of a
 // weight is the caller's first cast too; fuzz finding 23). A weight met
 // again (in a loop, or used twice) is cast through the cache from then on,
-// so it is copied at
-// most twice per region instead of at every use; met under another lower
-// precision, the record says which cast eager's cache would hold
-// (keepInEagerCache). So a record must not outlive eager's cache: a jitamp
-// scope's outermost exit forgets them, and so does a clear made elsewhere
-// (the exit of the caller's eager region, around each call of a model, or
-// torch.clear_autocast_cache()), which the marker tells: a leaf of our own
-// whose cast the first record puts in eager's cache, and finds there again
-// until a clear (the record of another dtype then gave the weight's next
-// op the cast of the previous call's dtype: "expected m1 and m2 to have
-// the same dtype"; fuzz finding 22). The marker's first cast is held, so
-// its address is not reused by the cast a clear makes it get anew. A
-// record whose address was reused only sends a cast through the cache,
-// which is what eager does anyway.
+// so it is copied at most twice per region instead of at every use; met
+// under another lower precision, the record says which cast eager's cache
+// would hold (keepInEagerCache). So a record must not outlive eager's
+// cache: a jitamp scope's outermost exit forgets them, and so does a clear
+// made elsewhere (another thread's outermost exit, a task's region that
+// outlived its scope closed by an eager region, or
+// torch.clear_autocast_cache()), which the marker tells: the first record
+// puts the cast of a leaf of our own in eager's cache and keeps only a
+// weak reference to that cast, which the cache's clear is the only one to
+// drop (the record of another dtype then gave the weight's next op the
+// cast of the previous call's dtype: "expected m1 and m2 to have the same
+// dtype"; fuzz finding 22). A record whose address was reused only sends
+// a cast through the cache, which is what eager does anyway.
 //
 // Eager's own kernels (a composite op's inner ops: the linear of an rnn
 // cell, einsum's bmm) meet eager's cache too, without a smart cast to
@@ -206,26 +205,30 @@ void keepInEagerCache(
 // bfloat16 scope nested in a float16 one).
 class UncachedCasts {
  public:
-  // The dtype `impl` was copied to uncached, if it was since eager's cache
-  // was last cleared.
-  std::optional<at::ScalarType> find(const c10::TensorImpl* impl) {
+  // The dtype `weight` was copied to uncached, if it was since eager's
+  // cache was last cleared; if it was not and `record` is set, records it
+  // as copied to `dtype` now.
+  std::optional<at::ScalarType> firstCast(
+      const Tensor& weight,
+      at::ScalarType dtype,
+      bool record) {
+    const c10::TensorImpl* impl = weight.unsafeGetTensorImpl();
     std::lock_guard<std::mutex> lock(mutex_);
     forgetIfClearedLocked();
-    for (const Record& record : records_) {
-      if (record.impl == impl) {
-        return record.dtype;
+    for (size_t i = 0; i < used_; ++i) {
+      if (records_[i].impl == impl) {
+        return records_[i].dtype;
       }
     }
-    return std::nullopt;
-  }
-
-  void record(const Tensor& weight, at::ScalarType dtype) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!marker_.defined()) {
-      marker_ = markerCast();
+    if (record) {
+      if (used_ == 0) {
+        marker_cast_ = markerCast();
+      }
+      records_[next_] = {impl, dtype, WeakImpl(weight.getIntrusivePtr())};
+      next_ = (next_ + 1) % kSlots;
+      used_ = std::min(used_ + 1, kSlots);
     }
-    records_[next_] = {weight.unsafeGetTensorImpl(), dtype, WeakImpl(weight.getIntrusivePtr())};
-    next_ = (next_ + 1) % kSlots;
+    return std::nullopt;
   }
 
   void forget() {
@@ -249,10 +252,11 @@ class UncachedCasts {
     forgetIfClearedLocked();
     const at::ScalarType first = first_dtypes_[i].load();
     if (first == at::ScalarType::Undefined) {
-      // No marker for this (record makes it): a clear made elsewhere that
-      // leaves a first dtype from before it can only make the region mixed
-      // sooner, and a mixed region casts through eager's cache, as eager
-      // does. The marker's copy would cost every region, used or not.
+      // No marker for this (the first record makes it): a clear made
+      // elsewhere that leaves a first dtype from before it can only make
+      // the region mixed sooner, and a mixed region casts through eager's
+      // cache, as eager does. The marker's copy would cost every region,
+      // used or not.
       first_dtypes_[i].store(dtype);
       return;
     }
@@ -260,13 +264,11 @@ class UncachedCasts {
       return;
     }
     mixed_.store(true);
-    for (const Record& record : records_) {
-      if (record.weak.has_value()) {
-        auto impl = record.weak->lock();
-        if (impl.defined()) {
-          const Tensor weight(std::move(impl));
-          keepInEagerCache(record.dtype, weight, weight.device().type());
-        }
+    for (size_t r = 0; r < used_; ++r) {
+      auto impl = records_[r].weak.lock();
+      if (impl.defined()) {
+        const Tensor weight(std::move(impl));
+        keepInEagerCache(records_[r].dtype, weight, weight.device().type());
       }
     }
   }
@@ -276,41 +278,41 @@ class UncachedCasts {
   struct Record {
     const c10::TensorImpl* impl = nullptr;
     at::ScalarType dtype = at::ScalarType::Undefined;
-    std::optional<WeakImpl> weak; // to put its cast in eager's cache
+    WeakImpl weak{c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>()}; // to put its cast in eager's cache
   };
 
   // Eager's cache was cleared since the records were made: forgets them.
+  // (Only the cache holds the marker's cast: its clear drops it.)
   void forgetIfClearedLocked() {
-    if (marker_.defined() &&
-        markerCast().unsafeGetTensorImpl() != marker_.unsafeGetTensorImpl()) {
+    if (used_ > 0 && marker_cast_.expired()) {
       forgetLocked();
     }
   }
 
   void forgetLocked() {
-    if (marker_.defined()) { // the first record makes it: else none to drop
-      records_.fill(Record{});
-      next_ = 0;
-      marker_ = Tensor();
+    for (size_t i = 0; i < used_; ++i) {
+      records_[i] = Record{};
     }
+    used_ = 0;
+    next_ = 0;
+    marker_cast_ = WeakImpl(c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>());
     for (auto& first : first_dtypes_) {
       first.store(at::ScalarType::Undefined);
     }
     mixed_.store(false);
   }
 
-  // The marker's cast through eager's cache: the one cached, if any. Its
-  // copy (one element, once per region) is bookkeeping, kept out of
-  // profiles, where it would read as a cast of the model's. Eager's cache
-  // is keyed by the tensor alone, but consulted only with the cache on and
-  // for a cast to the thread's lower precision: looked up inside a scope
-  // with the cache off, or of another dtype (a float32 scope, which eager
-  // turns off but whose dtype it sets), the marker would seem uncached, the
-  // cache cleared, and the records forgotten while eager's cache still
-  // held their casts (seed 112605, index 19372).
-  static Tensor markerCast() {
+  // Puts the marker's cast in eager's cache; a weak reference to it. The
+  // marker has no elements: its copy (once per region that records) is
+  // bookkeeping, kept out of profiles, where it would read as a cast of
+  // the model's. Eager's cache is keyed by the tensor alone, but takes a
+  // cast only with the cache on and to the thread's lower precision: set
+  // for the call (inside a float32 scope, which eager turns off but whose
+  // dtype it sets, the marker would go uncached, and a live cache seem
+  // cleared: seed 112605, index 19372; fuzz finding 26).
+  static WeakImpl markerCast() {
     static const Tensor* marker = new Tensor( // lives as long as the process
-        at::zeros({1}, at::TensorOptions().dtype(at::kFloat))
+        at::empty({0}, at::TensorOptions().dtype(at::kFloat))
             .set_requires_grad(true));
     // Below autograd: newer torch (2.13) makes each cached cast with grad
     // mode on, which would make the marker's cast an autograd node (and an
@@ -331,16 +333,18 @@ class UncachedCasts {
                                                          : at::kBFloat16;
     at::autocast::set_autocast_dtype(DeviceType::CPU, lookup);
     at::autocast::set_autocast_cache_enabled(true);
-    Tensor cast = at::autocast::cached_cast(lookup, *marker, DeviceType::CPU);
+    const Tensor cast =
+        at::autocast::cached_cast(lookup, *marker, DeviceType::CPU);
     at::autocast::set_autocast_cache_enabled(cache_was_enabled);
     at::autocast::set_autocast_dtype(DeviceType::CPU, current);
-    return cast;
+    return WeakImpl(cast.getIntrusivePtr());
   }
 
   static constexpr size_t kSlots = 32;
   std::array<Record, kSlots> records_{};
+  size_t used_ = 0; // records_[0, used_) hold records
   size_t next_ = 0;
-  Tensor marker_;
+  WeakImpl marker_cast_{c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>()};
   // The first lower precision each device type's autocast had in the region.
   std::array<std::atomic<at::ScalarType>, 2> first_dtypes_{
       at::ScalarType::Undefined, at::ScalarType::Undefined};
@@ -410,15 +414,14 @@ Tensor eagerCast(
       eagerHandsNoGradCastsToGradUses() || !regionIsJitamps() ||
       uncachedCasts().mixed();
   if (eagerWouldCache(to_type, self, device_type)) {
-    UncachedCasts& uncached = uncachedCasts();
-    const auto first = uncached.find(self.unsafeGetTensorImpl());
+    const auto first =
+        uncachedCasts().firstCast(self, to_type, /*record=*/!through_cache);
     if (first.has_value() && *first != to_type) {
       keepInEagerCache(*first, self, device_type);
       return self;
     }
     if (!first.has_value() && !through_cache) {
-      uncached.record(self, to_type);
-      return self.to(to_type);
+      return self.to(to_type); // recorded
     }
     return cachedCast(to_type, self, device_type);
   }
