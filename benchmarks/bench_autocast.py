@@ -9,7 +9,9 @@
 Everything runs in one process, interleaved (each repeat times every variant
 once, in turn), and reports medians over repeats. Per workload and variant:
 time per call, ratio against eager autocast and against the built-in JIT
-autocast, and columns that do not depend on the machine: real cast copies
+autocast (each ratio is paired: the median over repeats of the two times
+taken in the same repeat, which a host whose speed drifts over seconds
+shifts far less than a ratio of two medians), and columns that do not depend on the machine: real cast copies
 (aten::_to_copy) per call, the elements they copy (`cast_elements`) and
 the ATen ops run (`aten_ops`, nested ones included); and the largest difference from eager
 autocast's output. The header and the JSON (`machine`) name the CPU and
@@ -554,6 +556,7 @@ def run_workload(w: Workload, repeats: int, backward: bool) -> dict[str, Any]:
                 _step(fn, inputs, backward, module)
             _sync()
             results[name]["times"].append((time.perf_counter() - start) / w.iters)
+    times = {name: r["times"] for name, r in results.items() if "times" in r}
     reference = "script_plain" if w.autocast_off else "eager_autocast"
     ref_out = results.get(reference, {}).get("out")
     summary = {}
@@ -580,19 +583,30 @@ def run_workload(w: Workload, repeats: int, backward: bool) -> dict[str, Any]:
         bases = [b for b in (reference, "builtin_jit", "builtin_jit_frozen")
                  if b in summary and "median_us" in summary[b]]
         for base in bases:
-            row[f"ratio_vs_{base}"] = row["median_us"] / summary[base]["median_us"]
+            row[f"ratio_vs_{base}"] = paired_ratio(times[name], [times[base]])
         # the frozen target's floor: weights cast once by hand
         if "median_us" in summary.get("eager_hand_cast", {}):
-            row["ratio_vs_eager_hand_cast"] = row["median_us"] / summary["eager_hand_cast"]["median_us"]
+            row["ratio_vs_eager_hand_cast"] = paired_ratio(times[name], [times["eager_hand_cast"]])
         # the target: <= 0.95 x the best of eager autocast and the built-in,
         # and for a frozen model, of the built-in's frozen model too
         best = [b for b in bases if b != "builtin_jit_frozen" or name in _FROZEN]
         if not w.autocast_off and best:
-            row["ratio_vs_best"] = row["median_us"] / min(summary[b]["median_us"] for b in best)
+            row["ratio_vs_best"] = paired_ratio(times[name], [times[b] for b in best])
             exact = [b for b in best if _bitwise_eager(summary[b], reference)]
             if exact != best and exact:
-                row["ratio_vs_best_exact"] = row["median_us"] / min(summary[b]["median_us"] for b in exact)
+                row["ratio_vs_best_exact"] = paired_ratio(times[name], [times[b] for b in exact])
+    for name, row in summary.items():
+        if name in times:
+            row["times_us"] = [t * 1e6 for t in times[name]]
     return summary
+
+
+def paired_ratio(times: list[float], bases: list[list[float]]) -> float:
+    """The median over repeats of a variant's time over the fastest of
+    `bases` in the same repeat. The repeats are interleaved, so both times
+    of a pair were taken seconds apart: a host whose speed drifts (a shared
+    machine: 2x over tens of seconds, docs/lab-notes.md) moves both."""
+    return statistics.median(t / min(base[i] for base in bases) for i, t in enumerate(times))
 
 
 # --- pass cost -----------------------------------------------------------
@@ -751,7 +765,7 @@ def main(argv: list[str] | None = None) -> int:
                 if "failed" in row:
                     print(f"  {name:15s} FAILED: {row['failed']}")
                     continue
-                extras = "  ".join(f"{k}={_fmt(v)}" for k, v in row.items() if k != "median_us")
+                extras = "  ".join(f"{k}={_fmt(v)}" for k, v in row.items() if k not in ("median_us", "times_us"))
                 print(f"  {name:15s} {row['median_us']:10.1f} us  {extras}")
     sizes = [200, 600, 2000] if args.quick else [2000, 6000, 20000]
     for shared in (False, True) if not (args.only or args.inference_only) else ():

@@ -29,7 +29,8 @@ Variants:
   jitamp_empty_scope / plain_empty: a scope with nothing in it, and a
                     function with nothing in it: what entering and leaving
                     a scope costs
-Per-op costs are (variant - floor) / 50. The machine is named (bench_autocast.machine()).
+Per-op costs are (variant - floor) / 50; ratios are paired (the median over
+repeats of the two times taken in the same repeat: bench_autocast.paired_ratio). The machine is named (bench_autocast.machine()).
 """
 from __future__ import annotations
 
@@ -175,7 +176,7 @@ def variants():
 
 
 def main(argv=None) -> int:
-    from bench_autocast import machine
+    from bench_autocast import machine, paired_ratio
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=31)
@@ -209,10 +210,13 @@ def main(argv=None) -> int:
     for name, us in medians.items():
         base = medians["plain_empty"] if name == "jitamp_empty_scope" else floor
         per_op = (us - base) / (1 if name == "jitamp_empty_scope" else N)
-        rows[name] = {"us_per_call": us, "ratio_vs_eager_autocast": us / medians["eager_autocast"],
+        vs_eager = paired_ratio(times[name], [times["eager_autocast"]])
+        vs_builtin = paired_ratio(times[name], [times["builtin"]])
+        rows[name] = {"us_per_call": us, "ratio_vs_eager_autocast": vs_eager, "ratio_vs_builtin": vs_builtin,
                       "extra_us" + ("_per_scope" if name == "jitamp_empty_scope" else "_per_op"): per_op}
         extra = "per scope" if name == "jitamp_empty_scope" else "per op vs plain"
-        print(f"  {name:24s} {us:8.2f} us   x{us / medians['eager_autocast']:.2f} eager   {per_op:+.3f} us {extra}")
+        print(f"  {name:24s} {us:8.2f} us   x{vs_eager:.3f} eager   x{vs_builtin:.3f} built-in   "
+              f"{per_op:+.3f} us {extra}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"machine": host, "torch": torch.__version__, "dtype": args.dtype, "rows": rows}, f, indent=2)
