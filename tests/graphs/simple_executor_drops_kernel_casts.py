@@ -10,7 +10,9 @@
 # jitamp's op). Kept: the casts of
 # an op that reads an argument or attribute outside a loop (a weight's first
 # cast is copied uncached with grad mode off, cast_ops.cpp), all of them, so
-# that the kernel casts the rest in eager's order. The rewritten graph keeps
+# that the kernel casts the rest in eager's order; the direct call makes
+# them itself, first, in their order (cast_args: w's, then x's), each with
+# its smart cast's function (cast_to_fp32, cast_devices). The rewritten graph keeps
 # every cast (REWRITTEN): the profiling executor, freezing and callers that
 # inline it read them.
 # RUN: jitamp dump %s:attend --optimized --example-inputs 4x4:float32,4x4:float32 | filecheck %s
@@ -28,9 +30,7 @@ def attend(x, w):
 
 # CHECK-LABEL: graph(%x.1 : Tensor,
 # CHECK: , [[R:%[^ ]+]] : int = jitamp::autocast_enter_in_plan(
-# CHECK-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, {{.*}}, [[R]])
-# CHECK-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, {{.*}}, [[R]])
-# CHECK-NEXT: [[Q:%[^ ]+]] : Tensor = jitamp::direct_call[op="aten::mm"]([[X]], [[W]])
+# CHECK-NEXT: [[Q:%[^ ]+]] : Tensor = jitamp::direct_call[op="aten::mm", cast_args=[1, 0], cast_to_fp32=[0, 0], cast_devices=["cpu,cuda", "cpu,cuda"]](%x.1, %w.1)
 # CHECK-NEXT: [[QT:%[^ ]+]] : Tensor = aten::t([[Q]])
 # CHECK-NEXT: [[S:%[^ ]+]] : Tensor = jitamp::direct_call[op="aten::mm"]([[Q]], [[QT]])
 # CHECK-NEXT: [[WL:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16_before_loop(%w.1, {{.*}}, [[R]])

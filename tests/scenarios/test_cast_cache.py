@@ -166,6 +166,31 @@ def test_inference_after_clear_autocast_cache_equals_eager():
                             args_for_call=lambda call: [X, call % 2 == 1])
 
 
+@torch.jit.ignore
+def _clear_autocast_cache() -> None:
+    torch.clear_autocast_cache()
+
+
+def cleared_between_two_dtypes(w: Tensor, x: Tensor):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        a = torch.mm(x, w)
+        _clear_autocast_cache()  # eager's cache forgets w's bfloat16 cast
+        with torch.autocast("cpu", dtype=torch.float16):
+            b = torch.mm(x, w)  # eager: a fresh float16 cast
+    return a, b
+
+
+@pytest.mark.parametrize("outer", ["no_outer", "outer_disabled"])
+def test_a_clear_inside_a_jitamp_region_forgets_the_uncached_casts(outer):
+    """A clear jitamp's exits do not make, inside a region that is jitamp's
+    (so no-grad casts skip the cache and are recorded): only the marker
+    tells it. Were the bfloat16 record kept, the float16 scope would put
+    that cast in eager's cache for mm's kernel to find: a bfloat16 result
+    where eager's is float16 (seen with the marker's check turned off)."""
+    check_against_eager(cleared_between_two_dtypes, [rand(4, 4, seed=53), X], grad=True,
+                        outer=oracle.no_grad_under(OUTERS[outer]))
+
+
 class WeightInAnOpsOwnKernel(nn.Module):
     """A weight cast by a smart cast under one lower precision and by an op's
     own kernel (an rnn cell's inner linear: the cell has no CPU policy, so

@@ -65,6 +65,15 @@ inline const c10::Symbol kMaxPool2d =
 inline const c10::Symbol kDirectCall =
     c10::Symbol::fromQualString("jitamp::direct_call");
 inline const c10::Symbol kDirectCallOp = c10::Symbol::attr("op");
+// The smart casts (autocast_to_fp16 / autocast_to_fp32 of a Tensor) a direct
+// call makes first, in this order, each of the argument at its position:
+// the positions, whether each is autocast_to_fp32's, and its devices
+// (passes/call_autocast_ops_directly.h).
+inline const c10::Symbol kDirectCallCastArgs = c10::Symbol::attr("cast_args");
+inline const c10::Symbol kDirectCallCastToFp32 =
+    c10::Symbol::attr("cast_to_fp32");
+inline const c10::Symbol kDirectCallCastDevices =
+    c10::Symbol::attr("cast_devices");
 } // namespace ops
 
 // The TorchScript type of one of jitamp's classes (registered in

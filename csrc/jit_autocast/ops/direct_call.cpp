@@ -131,10 +131,20 @@ PlainPolicies plainPolicies(const c10::OperatorHandle& op) {
   return it->second;
 }
 
+// A smart cast the call makes first (kDirectCallCastArgs).
+struct SmartCast {
+  size_t arg = 0;
+  bool to_fp32 = false;
+  std::string devices;
+};
+
 class DirectCall {
  public:
-  DirectCall(const c10::OperatorHandle& op, std::vector<Arg> args)
-      : op_(op), args_(std::move(args)) {
+  DirectCall(
+      const c10::OperatorHandle& op,
+      std::vector<Arg> args,
+      std::vector<SmartCast> smart_casts)
+      : op_(op), args_(std::move(args)), smart_casts_(std::move(smart_casts)) {
     const PlainPolicies policies = plainPolicies(op);
     cpu_ = policies.cpu;
     cuda_ = policies.cuda;
@@ -148,13 +158,18 @@ class DirectCall {
   }
 
   void operator()(Stack& stack) const {
+    IValue* args = stack.data() + stack.size() - args_.size();
+    for (const SmartCast& smart : smart_casts_) { // the plan's casts, as they ran
+      IValue& arg = args[smart.arg];
+      arg = smart.to_fp32 ? toFp32(arg.toTensor(), smart.devices, 0)
+                          : toFp16(arg.toTensor(), smart.devices, 0);
+    }
     const c10::impl::LocalDispatchKeySet local =
         c10::impl::tls_local_dispatch_key_set();
     if (local.excluded_.isSupersetOf(plain_keys_)) {
       op_.callBoxed(stack); // autocast off wherever the kernel is plain
       return;
     }
-    IValue* args = stack.data() + stack.size() - args_.size();
     const DispatchKey key = autocastKey(args, local);
     const CastPolicy policy = key == DispatchKey::AutocastCPU ? cpu_
         : key == DispatchKey::AutocastCUDA                    ? cuda_
@@ -278,6 +293,7 @@ class DirectCall {
 
   c10::OperatorHandle op_;
   std::vector<Arg> args_;
+  std::vector<SmartCast> smart_casts_;
   CastPolicy cpu_ = CastPolicy::None;
   CastPolicy cuda_ = CastPolicy::None;
   bool last_first_ = true;
@@ -303,7 +319,17 @@ Operation directCall(const Node* node) {
       " with ",
       node->inputs().size(),
       " inputs");
-  return DirectCall(op, std::move(args));
+  std::vector<SmartCast> smart_casts;
+  if (node->hasAttribute(ops::kDirectCallCastArgs)) {
+    const auto& positions = node->is(ops::kDirectCallCastArgs);
+    const auto& to_fp32 = node->is(ops::kDirectCallCastToFp32);
+    const auto& devices = node->ss(ops::kDirectCallCastDevices);
+    for (size_t i = 0; i < positions.size(); ++i) {
+      smart_casts.push_back(
+          {static_cast<size_t>(positions[i]), to_fp32[i] != 0, devices[i]});
+    }
+  }
+  return DirectCall(op, std::move(args), std::move(smart_casts));
 }
 
 // Variadic: the interpreter then neither pushes an input count nor shares
