@@ -6,7 +6,9 @@
 # and these all stay: each op reads an argument, which may be a weight
 # (tests/graphs/simple_executor_drops_kernel_casts.py has the ones it drops).
 # Its ops with an autocast kernel that only casts are called directly
-# (jitamp::direct_call, ops/direct_call.h), relu, which has none, is not.
+# (jitamp::direct_call, ops/direct_call.h), relu, which has none, is not;
+# a direct call makes the casts that only it reads first, in their order
+# (cast_args: b's, w's, x's).
 # The plan opens the scope with autocast_enter_in_plan (the op as saved raises:
 # preoptimize.h, UseScopeOpsOfPlans), from the autocast object's values.
 # RUN: jitamp dump %s:project --profiling-executor --optimized --example-inputs 4x4:float32,4x4:float32,4:float32 | filecheck %s
@@ -56,14 +58,8 @@ def project(x, w, b):
 
 # SIMPLE-LABEL: graph(%x.1 : Tensor,
 # SIMPLE-NOT: prim::CallMethod
-# SIMPLE: [[DEV:%[^ ]+]] : str = prim::Constant[value="cpu,cuda"]()
 # SIMPLE: [[G:%[^ ]+]] : __torch__.torch.classes.jitamp.AutocastGuard, [[R:%[^ ]+]] : int = jitamp::autocast_enter_in_plan(
-# SIMPLE-NEXT: [[B:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%b.1, [[DEV]], [[R]])
-# SIMPLE-NEXT: [[W:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])
-# SIMPLE-NEXT: [[X:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%x.1, [[DEV]], [[R]])
-# SIMPLE-NEXT: [[Y:%[^ ]+]] : Tensor = jitamp::direct_call[op="aten::linear"]([[X]], [[W]], [[B]])
-# SIMPLE-NEXT: [[W2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16(%w.1, [[DEV]], [[R]])
-# SIMPLE-NEXT: [[Y2:%[^ ]+]] : Tensor = jitamp::autocast_to_fp16([[Y]], [[DEV]], [[R]])
-# SIMPLE-NEXT: [[Z:%[^ ]+]] : Tensor = jitamp::direct_call[op="aten::mm"]([[Y2]], [[W2]])
+# SIMPLE-NEXT: [[Y:%[^ ]+]] : Tensor = jitamp::direct_call[op="aten::linear", cast_args=[2, 1, 0], cast_to_fp32=[0, 0, 0], cast_devices=["cpu,cuda", "cpu,cuda", "cpu,cuda"]](%x.1, %w.1, %b.1)
+# SIMPLE-NEXT: [[Z:%[^ ]+]] : Tensor = jitamp::direct_call[op="aten::mm", cast_args=[1, 0], cast_to_fp32=[0, 0], cast_devices=["cpu,cuda", "cpu,cuda"]]([[Y]], %w.1)
 # SIMPLE-NEXT: jitamp::autocast_exit([[G]])
 # SIMPLE-NEXT: aten::relu([[Z]])
