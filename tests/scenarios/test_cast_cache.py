@@ -182,9 +182,11 @@ def cleared_between_two_dtypes(w: Tensor, x: Tensor):
 
 @pytest.mark.parametrize("outer", ["no_outer", "outer_disabled"])
 def test_a_clear_inside_a_jitamp_region_forgets_the_uncached_casts(outer):
-    """A clear jitamp's exits do not make, inside a region that is jitamp's
-    (so no-grad casts skip the cache and are recorded): only the marker
-    tells it. Were the bfloat16 record kept, the float16 scope would put
+    """A clear jitamp's exits do not make. With no outer region the region
+    is jitamp's (no-grad casts skip the cache and are recorded): only the
+    marker tells it. Under the caller's disabled eager region (eager's
+    __enter__ counts it in the nesting) the region is eager's, and casts
+    go through the cache, as eager's do. Were the bfloat16 record kept, the float16 scope would put
     that cast in eager's cache for mm's kernel to find: a bfloat16 result
     where eager's is float16 (seen with the marker's check turned off)."""
     check_against_eager(cleared_between_two_dtypes, [rand(4, 4, seed=53), X], grad=True,
