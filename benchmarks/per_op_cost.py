@@ -4,6 +4,7 @@ interleaved repeats, each variant against the same function scripted
 without any autocast.
 
     python benchmarks/per_op_cost.py [--repeats 31] [--dtype bfloat16|float32] [--json out.json]
+    python benchmarks/per_op_cost.py --instructions [--calls 100] [--keep DIR]
 
 Variants:
   plain             scripted, no scope (the floor)
@@ -31,6 +32,21 @@ Variants:
                     a scope costs
 Per-op costs are (variant - floor) / 50; ratios are paired (the median over
 repeats of the two times taken in the same repeat: bench_autocast.paired_ratio). The machine is named (bench_autocast.machine()).
+
+--instructions counts instead of timing: the same variants, in one process
+run under valgrind's callgrind, each called --calls times between a zero
+and a dump of the counters (callgrind_control), give the instructions
+executed per call (the Python call included, the same for every variant;
+the counters' own zero and dump, measured with no call between them,
+subtracted). A count does not drift with the host and is the same on
+every x86-64 CPU for the same build of torch, so it decides what a time
+cannot on a shared machine; it weighs every instruction alike (a cache
+miss, a TLS lookup, a lock count as one), so it is no time. The kernels'
+own instructions (oneDNN's, the emulated bf16 matmul's) depend on the
+CPU's ISA, which callgrind reports as the host's; the 4x4 kernels are a
+small part here. `--keep DIR` keeps callgrind's files (one per variant, in
+`order.json`): `callgrind_annotate --inclusive=yes DIR/callgrind.out.N`
+says where a variant's instructions go, function by function.
 """
 from __future__ import annotations
 
@@ -175,20 +191,118 @@ def variants():
     }
 
 
+def inputs(dtype: str):
+    """The chain's input and weight: 4x4 in `dtype`, the weight the
+    identity (a chain that stays finite)."""
+    return torch.randn(4, 4).to(getattr(torch, dtype)), torch.eye(4, dtype=getattr(torch, dtype))
+
+
+CALLGRIND_DIR = "PER_OP_COST_CALLGRIND_DIR"  # set in the process callgrind runs
+
+
+def _callgrind_control(option: str) -> None:
+    """Zeroes (-z) or dumps (-d) this process's counters; returns once
+    callgrind has done it."""
+    import subprocess
+
+    subprocess.run(["callgrind_control", option, str(os.getpid())], check=True, capture_output=True)
+
+
+def _count_under_callgrind(calls: int, dtype: str, out_dir: str) -> None:
+    """The process callgrind runs: a dump per variant, in order.json's order
+    (the first two with no call: the zero and dump themselves)."""
+    torch.set_num_threads(1)
+    x, w = inputs(dtype)
+    fns = variants()
+    order = []
+    with torch.no_grad():
+        for fn in fns.values():
+            for _ in range(20):  # profiling runs, plans
+                fn(x, w)
+        # the first zero and dump are dearer than the later ones: only the
+        # second is the zero and dump every count holds
+        for label in ("(first zero and dump)", "(zero and dump)"):
+            _callgrind_control("-z")
+            _callgrind_control("-d")
+            order.append(label)
+        for name, fn in fns.items():
+            _callgrind_control("-z")
+            for _ in range(calls):
+                fn(x, w)
+            _callgrind_control("-d")
+            order.append(name)
+    with open(os.path.join(out_dir, "order.json"), "w") as f:
+        json.dump(order, f)
+
+
+def _summary(path: str) -> int:
+    """The instructions a callgrind file counts (its `summary:` line)."""
+    with open(path) as f:
+        for line in f:
+            if line.startswith("summary:"):
+                return int(line.split()[1])
+    raise RuntimeError(f"{path}: no summary line")
+
+
+def count_instructions(calls: int, dtype: str, keep: str | None) -> dict:
+    """Instructions per call of each variant (see the module's docstring):
+    {"ir_per_call": ..., "over_plain_per_op": ..., "ratio_vs_builtin": ...}."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    valgrind = shutil.which("valgrind")
+    if valgrind is None or shutil.which("callgrind_control") is None:
+        raise SystemExit("--instructions needs valgrind (callgrind and callgrind_control) on PATH")
+    out_dir = keep or tempfile.mkdtemp(prefix="per_op_cost_callgrind_")
+    os.makedirs(out_dir, exist_ok=True)
+    for name in os.listdir(out_dir):
+        if name.startswith("callgrind.out"):
+            os.remove(os.path.join(out_dir, name))
+    proc = subprocess.run(
+        [valgrind, "--tool=callgrind", f"--callgrind-out-file={os.path.join(out_dir, 'callgrind.out')}",
+         sys.executable, os.path.abspath(__file__), "--calls", str(calls), "--dtype", dtype],
+        env={**os.environ, CALLGRIND_DIR: out_dir}, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"callgrind's run failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    with open(os.path.join(out_dir, "order.json")) as f:
+        order = json.load(f)
+    counts = {name: _summary(os.path.join(out_dir, f"callgrind.out.{i + 1}")) for i, name in enumerate(order)}
+    per_call = {name: (count - counts["(zero and dump)"]) / calls
+                for name, count in counts.items() if not name.startswith("(")}
+    if keep is None:
+        shutil.rmtree(out_dir)
+    rows = {}
+    for name, ir in per_call.items():
+        base = per_call["plain_empty"] if name == "jitamp_empty_scope" else per_call["plain"]
+        rows[name] = {"ir_per_call": ir,
+                      "over_plain" + ("_per_scope" if name == "jitamp_empty_scope" else "_per_op"):
+                          (ir - base) / (1 if name == "jitamp_empty_scope" else N),
+                      "ratio_vs_builtin": ir / per_call["builtin"]}
+    return rows
+
+
 def main(argv=None) -> int:
     from bench_autocast import machine, paired_ratio
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=31)
-    parser.add_argument("--calls", type=int, default=200, help="calls per timing")
+    parser.add_argument("--calls", type=int, help="calls per timing (200) or per count (100)")
     parser.add_argument("--dtype", choices=("bfloat16", "float32"), default="bfloat16",
                         help="the inputs' dtype: bfloat16 (no cast runs) or float32 (casts run)")
     parser.add_argument("--json", metavar="PATH")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions per call under valgrind's callgrind instead of timing")
+    parser.add_argument("--keep", metavar="DIR", help="with --instructions: keep callgrind's files in DIR")
     args = parser.parse_args(argv)
+    if os.environ.get(CALLGRIND_DIR):
+        _count_under_callgrind(args.calls or 100, args.dtype, os.environ[CALLGRIND_DIR])
+        return 0
+    if args.instructions:
+        return _report_instructions(args)
+    args.calls = args.calls or 200
     torch.set_num_threads(1)
-    dtype = getattr(torch, args.dtype)
-    x = torch.randn(4, 4).to(dtype)
-    w = torch.eye(4, dtype=dtype)  # a chain that stays finite
+    x, w = inputs(args.dtype)
     fns = variants()
     times: dict[str, list[float]] = {name: [] for name in fns}
     with torch.no_grad():
@@ -222,6 +336,25 @@ def main(argv=None) -> int:
             json.dump({"machine": host, "torch": torch.__version__, "dtype": args.dtype, "rows": rows}, f, indent=2)
     return 0
 
+
+
+def _report_instructions(args) -> int:
+    from bench_autocast import machine
+
+    calls = args.calls or 100
+    rows = count_instructions(calls, args.dtype, args.keep)
+    host = machine()
+    print(f"{host['cpu']}, torch {torch.__version__}, {args.dtype} inputs, no_grad, "
+          f"instructions per call (callgrind, {calls} calls)")
+    for name, row in rows.items():
+        extra = next(k for k in row if k.startswith("over_plain"))
+        print(f"  {name:24s} {row['ir_per_call']:10.0f}   x{row['ratio_vs_builtin']:.3f} built-in   "
+              f"{row[extra]:+8.1f} {'per scope' if extra.endswith('scope') else 'per op vs plain'}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": host, "torch": torch.__version__, "dtype": args.dtype, "calls": calls,
+                       "measure": "instructions per call (callgrind)", "rows": rows}, f, indent=2)
+    return 0
 
 if __name__ == "__main__":
     sys.exit(main())

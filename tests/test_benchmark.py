@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -98,6 +99,26 @@ def test_per_op_cost_runs_and_names_the_machine(tmp_path):
     assert report["machine"]["cpu"]
     assert {"plain", "plain_in_region", "jitamp_no_scope", "jitamp", "builtin", "eager_autocast", "jitamp_suspended",
             "jitamp_toggled", "jitamp_empty_scope"} <= set(report["rows"])
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None or shutil.which("callgrind_control") is None,
+                    reason="--instructions runs the variants under valgrind's callgrind, not installed here")
+def test_per_op_cost_counts_instructions(tmp_path):
+    """per_op_cost.py --instructions keeps counting: every variant's
+    instructions per call under callgrind, ratios against the built-in's
+    count; 50 matmuls take more instructions than an empty function. No
+    count is checked against a figure (they differ between builds of
+    torch)."""
+    out = tmp_path / "instructions.json"
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "per_op_cost.py"), "--instructions",
+                           "--calls", "2", "--json", str(out)], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = json.loads(out.read_text())["rows"]
+    assert {"plain", "jitamp", "builtin", "eager_autocast", "plain_empty", "jitamp_empty_scope"} <= set(rows)
+    assert all(row["ir_per_call"] > 0 for row in rows.values())
+    assert rows["plain_empty"]["ir_per_call"] < rows["plain"]["ir_per_call"]
+    assert rows["jitamp"]["ratio_vs_builtin"] == pytest.approx(
+        rows["jitamp"]["ir_per_call"] / rows["builtin"]["ir_per_call"])
 
 
 def test_conv_bitwise_candidates_run_and_keep_their_verdicts(tmp_path):

@@ -126,6 +126,29 @@ def test_callers_inline_every_cast():
         assert torch.equal(out, caller(_t(1), _t(2)))
 
 
+def single_mm(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return torch.mm(x, y)
+
+
+@pytest.mark.parametrize("fn", [callee, single_mm])
+def test_the_plan_has_no_caller_region_op(fn):
+    """Outside its scopes a function's casts take its caller's region token,
+    which keeps the casts of different regions apart through the passes; in
+    the simple executor's plan, after the last pass, it is the constant 0
+    (callee: read by the weight's cast made before the loop) or gone
+    (single_mm: its casts went into the direct call), and the function
+    still casts as eager does in its caller's eager region."""
+    scripted = script(fn)
+    assert scripted.graph.findAllNodes("jitamp::autocast_caller_region")
+    check_against_eager(fn, [_t(1), _t(2)], scripted=scripted,
+                        outer=lambda: torch.autocast("cpu", dtype=torch.bfloat16), grad=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        scripted(_t(1), _t(2))
+    plan = torch.jit.last_executed_optimized_graph()
+    assert _casts(plan) > 0 or plan.findAllNodes("jitamp::autocast_to_fp16_before_loop")
+    assert not plan.findAllNodes("jitamp::autocast_caller_region_in_plan", recurse=True)
+
+
 # A loop's low-precision cast of a value defined before the loop is made
 # once, before it (jitamp::autocast_to_fp16_before_loop): what the first
 # iteration's cast would give, or the value itself where the iterations'

@@ -6,8 +6,9 @@
 // input, and does it through eager's own cast cache. When nothing applies it
 // returns its input itself (no copy).
 //
-// The kernels are CompositeImplicitAutograd: autograd records the `to()` they
-// call (so gradients come back in the input's dtype, as in eager), and
+// The kernels are CompositeImplicitAutograd: autograd records the copy they
+// make (aten::_to_copy, so gradients come back in the input's dtype, as in
+// eager), and
 // fake/meta tensors run the same code, which is what shape propagation and
 // torch.library.opcheck need.
 //
@@ -222,7 +223,7 @@ class UncachedCasts {
     }
     if (record) {
       if (used_ == 0) {
-        marker_cast_ = markerCast();
+        marker_cast_ = putMarkerInCache();
       }
       records_[next_] = {impl, dtype, WeakImpl(weight.getIntrusivePtr())};
       next_ = (next_ + 1) % kSlots;
@@ -275,10 +276,14 @@ class UncachedCasts {
 
  private:
   using WeakImpl = c10::weak_intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>;
+  // A weak reference to no tensor (weak_intrusive_ptr has no default).
+  static WeakImpl noTensor() {
+    return WeakImpl(c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>());
+  }
   struct Record {
     const c10::TensorImpl* impl = nullptr;
     at::ScalarType dtype = at::ScalarType::Undefined;
-    WeakImpl weak{c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>()}; // to put its cast in eager's cache
+    WeakImpl weak = noTensor(); // to put its cast in eager's cache
   };
 
   // Eager's cache was cleared since the records were made: forgets them.
@@ -295,7 +300,7 @@ class UncachedCasts {
     }
     used_ = 0;
     next_ = 0;
-    marker_cast_ = WeakImpl(c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>());
+    marker_cast_ = noTensor();
     for (auto& first : first_dtypes_) {
       first.store(at::ScalarType::Undefined);
     }
@@ -310,7 +315,7 @@ class UncachedCasts {
   // for the call (inside a float32 scope, which eager turns off but whose
   // dtype it sets, the marker would go uncached, and a live cache seem
   // cleared: seed 112605, index 19372; fuzz finding 26).
-  static WeakImpl markerCast() {
+  static WeakImpl putMarkerInCache() {
     static const Tensor* marker = new Tensor( // lives as long as the process
         at::empty({0}, at::TensorOptions().dtype(at::kFloat))
             .set_requires_grad(true));
@@ -344,7 +349,7 @@ class UncachedCasts {
   std::array<Record, kSlots> records_{};
   size_t used_ = 0; // records_[0, used_) hold records
   size_t next_ = 0;
-  WeakImpl marker_cast_{c10::intrusive_ptr<c10::TensorImpl, c10::UndefinedTensorImpl>()};
+  WeakImpl marker_cast_ = noTensor();
   // The first lower precision each device type's autocast had in the region.
   std::array<std::atomic<at::ScalarType>, 2> first_dtypes_{
       at::ScalarType::Undefined, at::ScalarType::Undefined};
@@ -370,6 +375,16 @@ Tensor cachedCast(
     DeviceType device_type) {
   Tensor cast = at::autocast::cached_cast(to_type, self, device_type);
   return cast.scalar_type() == to_type ? cast : self;
+}
+
+// What eager's cached_cast does with a cast it does not cache,
+// `self.to(to_type)`, without aten::to's dispatch: its kernel (to_impl,
+// CompositeImplicitAutograd) calls aten::_to_copy with these arguments,
+// as the built-in JIT autocast's _autocast_to_reduced_precision does. The
+// same copy and the same autograd node (ToCopyBackward0); a profile shows
+// the _to_copy without an aten::to around it.
+Tensor uncachedCast(const Tensor& self, at::ScalarType to_type) {
+  return at::_to_copy(self, to_type);
 }
 
 // Whether eager's cached_cast would keep this cast in its cache (its
@@ -421,12 +436,12 @@ Tensor eagerCast(
       return self;
     }
     if (!first.has_value() && !through_cache) {
-      return self.to(to_type); // recorded
+      return uncachedCast(self, to_type); // recorded
     }
     return cachedCast(to_type, self, device_type);
   }
   return through_cache ? cachedCast(to_type, self, device_type)
-                       : self.to(to_type);
+                       : uncachedCast(self, to_type);
 }
 
 bool policyApplies(c10::string_view devices, DeviceType device_type) {

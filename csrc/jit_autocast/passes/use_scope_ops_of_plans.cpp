@@ -2,6 +2,7 @@
 
 #include "ir/block_walk.h"
 #include "ir/jitamp_ir.h"
+#include "ops/scope_ops.h"
 #include "passes/explicit_scopes_for_export.h"
 
 #include <torch/csrc/jit/ir/ir.h>
@@ -62,6 +63,23 @@ bool UseScopeOpsOfPlans(const std::shared_ptr<Graph>& plan) {
   for (Node* enter : enters) {
     changed |= EnterWithArguments(enter, /*in_plan=*/true);
   }
+  return changed;
+}
+
+bool CallerRegionsAsConstants(const std::shared_ptr<Graph>& plan) {
+  bool changed = false;
+  forEachNode(plan->block(), [&](Node* node) {
+    if (node->kind() != ops::kCallerRegionInPlan) {
+      return;
+    }
+    if (node->output()->hasUses()) {
+      WithInsertPoint here(node);
+      node->output()->replaceAllUsesWith(
+          plan->insertConstant(autocastCallerRegion()));
+    }
+    node->destroy();
+    changed = true;
+  });
   return changed;
 }
 

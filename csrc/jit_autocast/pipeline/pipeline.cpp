@@ -153,9 +153,12 @@ const Steps& simplePlanSteps() {
        onGraph<KeepIfsOutOfLine>},
       {"use_scope_ops_of_plans", "passes/use_scope_ops_of_plans.h",
        onGraph<UseScopeOpsOfPlans>},
-      // Last: the nodes it makes are opaque to any pass after it.
+      // The nodes it makes are opaque to any pass after it.
       {"call_autocast_ops_directly", "passes/call_autocast_ops_directly.h",
        onGraph<CallAutocastOpsDirectly>},
+      // Last: the caller's region token is for passes.
+      {"caller_regions_as_constants", "passes/use_scope_ops_of_plans.h",
+       onGraph<CallerRegionsAsConstants>},
   };
   return steps;
 }
