@@ -40,6 +40,15 @@ call, and which variant's tensors do depends on the process's allocation
 history: whole-call differences of 10-20% between variants running the same
 kernels (docs/lab-notes.md, glibc's malloc).
 
+`--instructions` counts instead of timing: the chosen workloads'
+variants in one process run under valgrind's callgrind, the instructions
+each executes per call (`--calls` per count; `--keep DIR` keeps
+callgrind's files for `callgrind_annotate`). Counts do not drift with the
+host, and the overhead's is the same on any x86-64 CPU for one build of
+torch; the kernels' depend on the CPU's ISA (bf16 matmul emulated on AVX2
+takes many more), and an instruction is no time (per_op_cost.py's
+docstring).
+
 Then the rewrite cost of jitamp's pass against the built-in pass on graphs
 of growing size.
 """
@@ -49,6 +58,7 @@ import argparse
 import copy
 import ctypes
 import ctypes.util
+import gc
 import importlib.util
 import json
 import math
@@ -609,6 +619,139 @@ def paired_ratio(times: list[float], bases: list[list[float]]) -> float:
     return statistics.median(t / min(base[i] for base in bases) for i, t in enumerate(times))
 
 
+# --- instructions (callgrind) ---------------------------------------------
+
+# Set in the process valgrind's callgrind runs (instructions_per_call): its
+# counts go to this directory.
+CALLGRIND_DIR = "JITAMP_BENCH_CALLGRIND_DIR"
+
+
+def _callgrind_control(option: str) -> None:
+    """Zeroes (-z) or dumps (-d) this process's counters; returns once
+    callgrind has done it. (Its output is dropped, not read: reading it
+    runs a loop whose length depends on the timing, and its instructions
+    are counted.)"""
+    import subprocess
+
+    subprocess.run(["callgrind_control", option, str(os.getpid())], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+class CallgrindCounter:
+    """In the process callgrind runs: each count() a dump of the
+    instructions its calls executed (the Python loop and call included),
+    in order.json's order. The zero and dump themselves cost more the first
+    times they run (Python 3.11 on specializes the bytecode it runs often):
+    after a warm-up, the median of three with no call between them is what
+    every count holds besides its calls ("(zero and dump)")."""
+
+    def __init__(self, out_dir: str):
+        self.out_dir, self.order = out_dir, []
+        for _ in range(10):
+            self.count("(warm-up)", lambda: None, 0)
+        for _ in range(3):
+            self.count("(zero and dump)", lambda: None, 0)
+
+    def count(self, label: str, call: Callable[[], Any], calls: int) -> None:
+        # Python's collector runs when allocations reach a threshold, so
+        # wherever it falls: off while counting (tens of thousands of
+        # instructions in one count and not in the next)
+        gc.collect()
+        gc.disable()
+        try:
+            _callgrind_control("-z")
+            for _ in range(calls):
+                call()
+            _callgrind_control("-d")
+        finally:
+            gc.enable()
+        self.order.append(label)
+
+    def close(self) -> None:
+        with open(os.path.join(self.out_dir, "order.json"), "w") as f:
+            json.dump(self.order, f)
+
+
+def _callgrind_summary(path: str) -> int:
+    """The instructions a callgrind file counts (its `summary:` line)."""
+    with open(path) as f:
+        for line in f:
+            if line.startswith("summary:"):
+                return int(line.split()[1])
+    raise RuntimeError(f"{path}: no summary line")
+
+
+def instructions_per_call(script: str, argv: list[str], calls: int, keep: str | None = None) -> dict[str, float]:
+    """Runs `script argv` under valgrind's callgrind, with CALLGRIND_DIR set
+    (the script counts with CallgrindCounter, `calls` calls per count), and
+    returns each count's instructions per call, the zero and dump
+    subtracted. `keep`: a directory for callgrind's files (one per count,
+    named in order.json), for `callgrind_annotate --inclusive=yes`."""
+    import shutil
+    import subprocess
+
+    valgrind = shutil.which("valgrind")
+    if valgrind is None or shutil.which("callgrind_control") is None:
+        raise SystemExit("--instructions needs valgrind (callgrind and callgrind_control) on PATH")
+    out_dir = keep or tempfile.mkdtemp(prefix="jitamp_callgrind_")
+    os.makedirs(out_dir, exist_ok=True)
+    for name in os.listdir(out_dir):
+        if name.startswith("callgrind.out") or name == "order.json":
+            os.remove(os.path.join(out_dir, name))
+    proc = subprocess.run(
+        [valgrind, "--tool=callgrind", f"--callgrind-out-file={os.path.join(out_dir, 'callgrind.out')}",
+         sys.executable, os.path.abspath(script), *argv],
+        env={**os.environ, CALLGRIND_DIR: out_dir}, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"callgrind's run failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    with open(os.path.join(out_dir, "order.json")) as f:
+        order = json.load(f)
+    counts = [(label, _callgrind_summary(os.path.join(out_dir, f"callgrind.out.{i + 1}")))
+              for i, label in enumerate(order)]
+    if keep is None:
+        shutil.rmtree(out_dir)
+    zero_and_dump = statistics.median(count for label, count in counts if label == "(zero and dump)")
+    return {label: (count - zero_and_dump) / calls for label, count in counts if not label.startswith("(")}
+
+
+def _count_workloads(chosen: list[Workload], inference_only: bool, calls: int, out_dir: str) -> None:
+    """--instructions, in the process callgrind runs: every variant of every
+    chosen workload, warmed up as run_workload warms it up, counted."""
+    counter = CallgrindCounter(out_dir)
+    for w in chosen:
+        for backward in ([False, True] if w.backward and not inference_only else [False]):
+            torch.manual_seed(0)
+            module = w.make().to(DEVICE)
+            inputs = w.inputs()
+            for name, fn in make_variants(w, module, inputs, backward).items():
+                try:
+                    for _ in range(12):  # profiling runs + optimized plan
+                        _step(fn, inputs, backward, module)
+                except Exception:  # run_workload reports the failure
+                    continue
+                counter.count(f"{w.name}/{'fwd+bwd' if backward else 'inference'}/{name}",
+                              lambda: _step(fn, inputs, backward, module), calls)
+    counter.close()
+
+
+def _report_instructions(per_call: dict[str, float]) -> dict[str, dict[str, dict[str, float]]]:
+    """--instructions' rows: per workload and mode, each variant's
+    instructions per call and its ratios to the bases' counts."""
+    report: dict[str, dict[str, dict[str, float]]] = {}
+    for label, ir in per_call.items():
+        key, name = label.rsplit("/", 1)
+        report.setdefault(key, {})[name] = {"ir_per_call": ir}
+    for key, rows in report.items():
+        print(f"\n{key}")
+        for name, row in rows.items():
+            for base in ("script_plain", "eager_autocast", "builtin_jit", "builtin_jit_frozen"):
+                if base in rows and base != name:
+                    row[f"ratio_vs_{base}"] = row["ir_per_call"] / rows[base]["ir_per_call"]
+            extras = "  ".join(f"{k}={_fmt(v)}" for k, v in row.items() if k != "ir_per_call")
+            print(f"  {name:15s} {row['ir_per_call']:12.0f} instructions  {extras}")
+    return report
+
+
 # --- pass cost -----------------------------------------------------------
 
 
@@ -733,6 +876,11 @@ def main(argv: list[str] | None = None) -> int:
                         "compile time (compile_s) and its difference from eager")
     parser.add_argument("--malloc", choices=("default", "steady"), default="default",
                         help="steady: glibc malloc keeps freed memory (no fresh pages per call)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count the instructions per call under valgrind's callgrind instead of timing "
+                        "(the workloads and variants chosen; no pass cost)")
+    parser.add_argument("--calls", type=int, default=20, help="with --instructions: calls per count")
+    parser.add_argument("--keep", metavar="DIR", help="with --instructions: keep callgrind's files in DIR")
     args = parser.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: torch.cuda.is_available() is False here")
@@ -750,11 +898,24 @@ def main(argv: list[str] | None = None) -> int:
                               "machine": host, "workloads": {}}
     print(f"{host['cpu']} ({host['cores']} cores; bf16 matmul {host['bf16_matmul']})"
           + (f", {host['gpu']}" if "gpu" in host else ""))
-    print(f"torch {torch.__version__}, {DEVICE} {DTYPE}, {torch.get_num_threads()} threads, "
-          f"{args.malloc} malloc, median of {repeats} interleaved repeats")
+    print(f"torch {torch.__version__}, {DEVICE} {DTYPE}, {torch.get_num_threads()} threads, {args.malloc} malloc, "
+          + (f"instructions per call (valgrind's callgrind, {args.calls} calls per count)" if args.instructions
+             else f"median of {repeats} interleaved repeats"))
     chosen = [w for w in workloads() if not args.only or w.name == args.only]
     if not chosen:
         parser.error(f"--only {args.only}: no such workload ({', '.join(w.name for w in workloads())})")
+    if os.environ.get(CALLGRIND_DIR):
+        _count_workloads(chosen, args.inference_only, args.calls, os.environ[CALLGRIND_DIR])
+        return 0
+    if args.instructions:
+        report["measure"] = "instructions per call (callgrind)"
+        report["workloads"] = _report_instructions(instructions_per_call(
+            __file__, [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--instructions"],
+            args.calls, args.keep))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(report, f, indent=2)
+        return 0
     for w in chosen:
         for backward in ([False, True] if w.backward and not args.inference_only else [False]):
             key = f"{w.name}/{'fwd+bwd' if backward else 'inference'}"

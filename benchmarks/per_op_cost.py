@@ -38,13 +38,14 @@ run under valgrind's callgrind, each called --calls times between a zero
 and a dump of the counters (callgrind_control), give the instructions
 executed per call (the Python call included, the same for every variant;
 the counters' own zero and dump, measured with no call between them,
-subtracted). A count does not drift with the host and is the same on
-every x86-64 CPU for the same build of torch, so it decides what a time
-cannot on a shared machine; it weighs every instruction alike (a cache
-miss, a TLS lookup, a lock count as one), so it is no time. The kernels'
-own instructions (oneDNN's, the emulated bf16 matmul's) depend on the
-CPU's ISA, which callgrind reports as the host's; the 4x4 kernels are a
-small part here. `--keep DIR` keeps callgrind's files (one per variant, in
+subtracted; bench_autocast.instructions_per_call). A count does not drift
+with the host, and the overhead's (the interpreter's, the dispatcher's,
+jitamp's ops') is the same on any x86-64 CPU for one build of torch: it
+decides what a time cannot on a shared machine. It weighs every
+instruction alike (a cache miss, a TLS lookup, a lock count as one), so
+it is no time; and the kernels' own instructions depend on the CPU's ISA
+(oneDNN's, the emulated bf16 matmul's on AVX2): a small part for 4x4
+matmuls. `--keep DIR` keeps callgrind's files (one per variant, in
 `order.json`): `callgrind_annotate --inclusive=yes DIR/callgrind.out.N`
 says where a variant's instructions go, function by function.
 """
@@ -197,81 +198,30 @@ def inputs(dtype: str):
     return torch.randn(4, 4).to(getattr(torch, dtype)), torch.eye(4, dtype=getattr(torch, dtype))
 
 
-CALLGRIND_DIR = "PER_OP_COST_CALLGRIND_DIR"  # set in the process callgrind runs
-
-
-def _callgrind_control(option: str) -> None:
-    """Zeroes (-z) or dumps (-d) this process's counters; returns once
-    callgrind has done it."""
-    import subprocess
-
-    subprocess.run(["callgrind_control", option, str(os.getpid())], check=True, capture_output=True)
-
-
 def _count_under_callgrind(calls: int, dtype: str, out_dir: str) -> None:
-    """The process callgrind runs: a dump per variant, in order.json's order
-    (the first two with no call: the zero and dump themselves)."""
+    """--instructions, in the process callgrind runs: each variant, warmed
+    up as for timing, counted (bench_autocast.CallgrindCounter)."""
+    from bench_autocast import CallgrindCounter
+
     torch.set_num_threads(1)
     x, w = inputs(dtype)
     fns = variants()
-    order = []
     with torch.no_grad():
         for fn in fns.values():
             for _ in range(20):  # profiling runs, plans
                 fn(x, w)
-        # the first zero and dump are dearer than the later ones: only the
-        # second is the zero and dump every count holds
-        for label in ("(first zero and dump)", "(zero and dump)"):
-            _callgrind_control("-z")
-            _callgrind_control("-d")
-            order.append(label)
+        counter = CallgrindCounter(out_dir)
         for name, fn in fns.items():
-            _callgrind_control("-z")
-            for _ in range(calls):
-                fn(x, w)
-            _callgrind_control("-d")
-            order.append(name)
-    with open(os.path.join(out_dir, "order.json"), "w") as f:
-        json.dump(order, f)
-
-
-def _summary(path: str) -> int:
-    """The instructions a callgrind file counts (its `summary:` line)."""
-    with open(path) as f:
-        for line in f:
-            if line.startswith("summary:"):
-                return int(line.split()[1])
-    raise RuntimeError(f"{path}: no summary line")
+            counter.count(name, lambda: fn(x, w), calls)
+    counter.close()
 
 
 def count_instructions(calls: int, dtype: str, keep: str | None) -> dict:
     """Instructions per call of each variant (see the module's docstring):
     {"ir_per_call": ..., "over_plain_per_op": ..., "ratio_vs_builtin": ...}."""
-    import shutil
-    import subprocess
-    import tempfile
+    from bench_autocast import instructions_per_call
 
-    valgrind = shutil.which("valgrind")
-    if valgrind is None or shutil.which("callgrind_control") is None:
-        raise SystemExit("--instructions needs valgrind (callgrind and callgrind_control) on PATH")
-    out_dir = keep or tempfile.mkdtemp(prefix="per_op_cost_callgrind_")
-    os.makedirs(out_dir, exist_ok=True)
-    for name in os.listdir(out_dir):
-        if name.startswith("callgrind.out"):
-            os.remove(os.path.join(out_dir, name))
-    proc = subprocess.run(
-        [valgrind, "--tool=callgrind", f"--callgrind-out-file={os.path.join(out_dir, 'callgrind.out')}",
-         sys.executable, os.path.abspath(__file__), "--calls", str(calls), "--dtype", dtype],
-        env={**os.environ, CALLGRIND_DIR: out_dir}, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"callgrind's run failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    with open(os.path.join(out_dir, "order.json")) as f:
-        order = json.load(f)
-    counts = {name: _summary(os.path.join(out_dir, f"callgrind.out.{i + 1}")) for i, name in enumerate(order)}
-    per_call = {name: (count - counts["(zero and dump)"]) / calls
-                for name, count in counts.items() if not name.startswith("(")}
-    if keep is None:
-        shutil.rmtree(out_dir)
+    per_call = instructions_per_call(__file__, ["--calls", str(calls), "--dtype", dtype], calls, keep)
     rows = {}
     for name, ir in per_call.items():
         base = per_call["plain_empty"] if name == "jitamp_empty_scope" else per_call["plain"]
@@ -295,6 +245,8 @@ def main(argv=None) -> int:
                         help="count instructions per call under valgrind's callgrind instead of timing")
     parser.add_argument("--keep", metavar="DIR", help="with --instructions: keep callgrind's files in DIR")
     args = parser.parse_args(argv)
+    from bench_autocast import CALLGRIND_DIR
+
     if os.environ.get(CALLGRIND_DIR):
         _count_under_callgrind(args.calls or 100, args.dtype, os.environ[CALLGRIND_DIR])
         return 0

@@ -5,6 +5,7 @@ checked; what is checked is what the benchmark reports about exactness and
 copies, which is where a jitamp regression would show first."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -111,7 +112,7 @@ def test_per_op_cost_counts_instructions(tmp_path):
     torch)."""
     out = tmp_path / "instructions.json"
     proc = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "per_op_cost.py"), "--instructions",
-                           "--calls", "2", "--json", str(out)], capture_output=True, text=True, timeout=900)
+                           "--calls", "5", "--json", str(out)], capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = json.loads(out.read_text())["rows"]
     assert {"plain", "jitamp", "builtin", "eager_autocast", "plain_empty", "jitamp_empty_scope"} <= set(rows)
@@ -119,6 +120,21 @@ def test_per_op_cost_counts_instructions(tmp_path):
     assert rows["plain_empty"]["ir_per_call"] < rows["plain"]["ir_per_call"]
     assert rows["jitamp"]["ratio_vs_builtin"] == pytest.approx(
         rows["jitamp"]["ir_per_call"] / rows["builtin"]["ir_per_call"])
+
+
+def test_instruction_ratios_are_to_the_bases_counts():
+    """bench_autocast.py --instructions: each variant's count over each base's
+    count of the same workload and mode, none over its own."""
+    per_call = {"w/inference/eager_autocast": 400.0, "w/inference/builtin_jit": 200.0,
+                "w/inference/jitamp": 180.0, "w/fwd+bwd/eager_autocast": 1000.0, "w/fwd+bwd/jitamp": 900.0}
+    spec = importlib.util.spec_from_file_location("bench_autocast", SCRIPT)
+    bench_autocast = sys.modules.setdefault("bench_autocast", importlib.util.module_from_spec(spec))
+    spec.loader.exec_module(bench_autocast)  # (a dataclass's module must be in sys.modules)
+    report = bench_autocast._report_instructions(per_call)
+    assert report["w/inference"]["jitamp"] == {"ir_per_call": 180.0, "ratio_vs_eager_autocast": 0.45,
+                                               "ratio_vs_builtin_jit": 0.9}
+    assert "ratio_vs_builtin_jit" not in report["w/inference"]["builtin_jit"]
+    assert report["w/fwd+bwd"]["jitamp"] == {"ir_per_call": 900.0, "ratio_vs_eager_autocast": 0.9}
 
 
 def test_conv_bitwise_candidates_run_and_keep_their_verdicts(tmp_path):
