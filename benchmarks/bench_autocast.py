@@ -870,7 +870,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dtype", choices=("bfloat16", "float16"), default=None,
                         help="the autocast dtype (default: bfloat16 on cpu, float16 on cuda)")
     parser.add_argument("--threads", type=int, default=None,
-                        help="torch.set_num_threads (the issue's frozen floor is measured with 1)")
+                        help="torch.set_num_threads (the issue's frozen floor is measured with 1; --instructions: 1 by default)")
     parser.add_argument("--compile", action="store_true",
                         help="also torch.compile (Inductor) of eager autocast in inference runs, with its "
                         "compile time (compile_s) and its difference from eager")
@@ -889,7 +889,10 @@ def main(argv: list[str] | None = None) -> int:
     DEVICE = args.device
     DTYPE = getattr(torch, args.dtype or ("float16" if DEVICE == "cuda" else "bfloat16"))
     repeats = 5 if args.quick else args.repeats
-    torch.set_num_threads(args.threads or max(1, torch.get_num_threads()))
+    # counting: one thread unless told (idle worker threads spin, and
+    # callgrind counts their spinning)
+    counting = args.instructions or bool(os.environ.get(CALLGRIND_DIR))
+    torch.set_num_threads(args.threads or (1 if counting else max(1, torch.get_num_threads())))
     if args.malloc == "steady":
         _steady_malloc()
     host = machine()
