@@ -7,7 +7,8 @@
     python benchmarks/bench_autocast.py --device cuda --dtype float16   # (or bfloat16) on a GPU
 
 Everything runs in one process, interleaved (each repeat times every variant
-once, in turn), and reports medians over repeats. Per workload and variant:
+once, in turn, each repeat starting one variant further along), and reports
+medians over repeats. Per workload and variant:
 time per call, ratio against eager autocast and against the built-in JIT
 autocast (each ratio is paired: the median over repeats of the two times
 taken in the same repeat, which a host whose speed drifts over seconds
@@ -558,8 +559,8 @@ def run_workload(w: Workload, repeats: int, backward: bool) -> dict[str, Any]:
             # a TorchScript traceback ends with the error it reports
             lines = [line for line in str(error).strip().splitlines() if line.strip()] or [type(error).__name__]
             results[name] = {"failed": lines[-1].strip()[:120]}
-    for _ in range(repeats):
-        for name, fn in live.items():  # interleaved
+    for repeat in range(repeats):
+        for name, fn in rotated(live, repeat):  # interleaved
             _sync()
             start = time.perf_counter()
             for _ in range(w.iters):
@@ -609,6 +610,18 @@ def run_workload(w: Workload, repeats: int, backward: bool) -> dict[str, Any]:
         if name in times:
             row["times_us"] = [t * 1e6 for t in times[name]]
     return summary
+
+
+def rotated(variants: dict[str, Any], repeat: int) -> list[tuple[str, Any]]:
+    """The variants in the order repeat `repeat` times them: each repeat
+    starts one further along. In a fixed order the place a variant takes
+    moves its paired ratio: 3-4% on a 2-core AMD EPYC (one 4x4 mm,
+    jitamp / built-in: 0.97-0.98 with the built-in first, 1.02 with jitamp
+    first; docs/lab-notes.md, 2026-11-29); rotated, every pair is timed in
+    both orders as often."""
+    items = list(variants.items())
+    k = repeat % len(items) if items else 0
+    return items[k:] + items[:k]
 
 
 def paired_ratio(times: list[float], bases: list[list[float]]) -> float:

@@ -233,7 +233,7 @@ def count_instructions(calls: int, dtype: str, keep: str | None) -> dict:
 
 
 def main(argv=None) -> int:
-    from bench_autocast import machine, paired_ratio
+    from bench_autocast import machine, paired_ratio, rotated
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=31)
@@ -261,8 +261,8 @@ def main(argv=None) -> int:
         for fn in fns.values():
             for _ in range(20):  # profiling runs, plans
                 fn(x, w)
-        for _ in range(args.repeats):
-            for name, fn in fns.items():  # interleaved
+        for repeat in range(args.repeats):
+            for name, fn in rotated(fns, repeat):  # interleaved
                 start = time.perf_counter()
                 for _ in range(args.calls):
                     fn(x, w)
