@@ -67,6 +67,9 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 warnings.filterwarnings("ignore", category=FutureWarning)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from bench_autocast import (CALLGRIND_DIR, CallgrindCounter, instructions_per_call,  # noqa: E402
+                            machine, paired_ratio, rotated)
+
 N = 50
 
 SOURCE = '''
@@ -201,8 +204,6 @@ def inputs(dtype: str):
 def _count_under_callgrind(calls: int, dtype: str, out_dir: str) -> None:
     """--instructions, in the process callgrind runs: each variant, warmed
     up as for timing, counted (bench_autocast.CallgrindCounter)."""
-    from bench_autocast import CallgrindCounter
-
     torch.set_num_threads(1)
     x, w = inputs(dtype)
     fns = variants()
@@ -219,8 +220,6 @@ def _count_under_callgrind(calls: int, dtype: str, out_dir: str) -> None:
 def count_instructions(calls: int, dtype: str, keep: str | None) -> dict:
     """Instructions per call of each variant (see the module's docstring):
     {"ir_per_call": ..., "over_plain_per_op": ..., "ratio_vs_builtin": ...}."""
-    from bench_autocast import instructions_per_call
-
     per_call = instructions_per_call(__file__, ["--calls", str(calls), "--dtype", dtype], calls, keep)
     rows = {}
     for name, ir in per_call.items():
@@ -233,8 +232,6 @@ def count_instructions(calls: int, dtype: str, keep: str | None) -> dict:
 
 
 def main(argv=None) -> int:
-    from bench_autocast import machine, paired_ratio, rotated
-
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=31)
     parser.add_argument("--calls", type=int, help="calls per timing (200) or per count (100)")
@@ -245,8 +242,6 @@ def main(argv=None) -> int:
                         help="count instructions per call under valgrind's callgrind instead of timing")
     parser.add_argument("--keep", metavar="DIR", help="with --instructions: keep callgrind's files in DIR")
     args = parser.parse_args(argv)
-    from bench_autocast import CALLGRIND_DIR
-
     if os.environ.get(CALLGRIND_DIR):
         _count_under_callgrind(args.calls or 100, args.dtype, os.environ[CALLGRIND_DIR])
         return 0
@@ -291,8 +286,6 @@ def main(argv=None) -> int:
 
 
 def _report_instructions(args) -> int:
-    from bench_autocast import machine
-
     calls = args.calls or 100
     rows = count_instructions(calls, args.dtype, args.keep)
     host = machine()
