@@ -64,7 +64,9 @@ import importlib.util
 import json
 import math
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -496,6 +498,14 @@ def _step(fn, inputs, backward: bool, module: nn.Module):
     return out
 
 
+def _warm_up(fn, inputs, backward: bool, module: nn.Module):
+    """The profiling runs and the optimized plan's first calls, before a
+    variant is timed or counted; the last step's output."""
+    for _ in range(12):
+        out = _step(fn, inputs, backward, module)
+    return out
+
+
 def _sync() -> None:
     if DEVICE == "cuda":
         torch.cuda.synchronize()
@@ -548,8 +558,7 @@ def run_workload(w: Workload, repeats: int, backward: bool) -> dict[str, Any]:
     live: dict[str, Callable] = {}
     for name, fn in variants.items():
         try:
-            for _ in range(12):  # profiling runs + optimized plan
-                out = _step(fn, inputs, backward, module)
+            out = _warm_up(fn, inputs, backward, module)
             live[name] = fn
             results[name] = {"times": [], "out": out.detach()}
             if backward:  # the gradients this variant's last step left
@@ -644,8 +653,6 @@ def _callgrind_control(option: str) -> None:
     callgrind has done it. (Its output is dropped, not read: reading it
     runs a loop whose length depends on the timing, and its instructions
     are counted.)"""
-    import subprocess
-
     subprocess.run(["callgrind_control", option, str(os.getpid())], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -700,9 +707,6 @@ def instructions_per_call(script: str, argv: list[str], calls: int, keep: str | 
     returns each count's instructions per call, the zero and dump
     subtracted. `keep`: a directory for callgrind's files (one per count,
     named in order.json), for `callgrind_annotate --inclusive=yes`."""
-    import shutil
-    import subprocess
-
     valgrind = shutil.which("valgrind")
     if valgrind is None or shutil.which("callgrind_control") is None:
         raise SystemExit("--instructions needs valgrind (callgrind and callgrind_control) on PATH")
@@ -738,8 +742,7 @@ def _count_workloads(chosen: list[Workload], inference_only: bool, calls: int, o
             inputs = w.inputs()
             for name, fn in make_variants(w, module, inputs, backward).items():
                 try:
-                    for _ in range(12):  # profiling runs + optimized plan
-                        _step(fn, inputs, backward, module)
+                    _warm_up(fn, inputs, backward, module)
                 except Exception:  # run_workload reports the failure
                     continue
                 counter.count(f"{w.name}/{'fwd+bwd' if backward else 'inference'}/{name}",

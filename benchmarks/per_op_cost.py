@@ -201,6 +201,14 @@ def inputs(dtype: str):
     return torch.randn(4, 4).to(getattr(torch, dtype)), torch.eye(4, dtype=getattr(torch, dtype))
 
 
+def _warm_up(fns: dict, x, w) -> None:
+    """The profiling runs and each plan's first calls, before timing or
+    counting (under torch.no_grad(), as they run then)."""
+    for fn in fns.values():
+        for _ in range(20):
+            fn(x, w)
+
+
 def _count_under_callgrind(calls: int, dtype: str, out_dir: str) -> None:
     """--instructions, in the process callgrind runs: each variant, warmed
     up as for timing, counted (bench_autocast.CallgrindCounter)."""
@@ -208,9 +216,7 @@ def _count_under_callgrind(calls: int, dtype: str, out_dir: str) -> None:
     x, w = inputs(dtype)
     fns = variants()
     with torch.no_grad():
-        for fn in fns.values():
-            for _ in range(20):  # profiling runs, plans
-                fn(x, w)
+        _warm_up(fns, x, w)
         counter = CallgrindCounter(out_dir)
         for name, fn in fns.items():
             counter.count(name, lambda: fn(x, w), calls)
@@ -253,9 +259,7 @@ def main(argv=None) -> int:
     fns = variants()
     times: dict[str, list[float]] = {name: [] for name in fns}
     with torch.no_grad():
-        for fn in fns.values():
-            for _ in range(20):  # profiling runs, plans
-                fn(x, w)
+        _warm_up(fns, x, w)
         for repeat in range(args.repeats):
             for name, fn in rotated(fns, repeat):  # interleaved
                 start = time.perf_counter()
