@@ -1114,6 +1114,7 @@ def test_dead_out_write_kept_in_a_loop_recognized():
     ("torchscript_fork_backward_meets_autocasts_cat_first.py", "known:fork-grad-order"),
     ("torchscript_frozen_keeps_a_written_alias_weight.py", "known:frozen-constant-weights"),
     ("torchscript_dead_object_built_in_an_if.py", "known:dead-code"),
+    ("torchscript_front_end_drops_a_callees_dead_if.py", "known:dead-code"),
     ("torchscript_plan_made_in_inference_mode.py", "known:inference-mode-plan"),
     ("torchscript_thread_without_autocast_meets_the_profiling_error_order.py",
      "known:profiling-plain-torchscript"),

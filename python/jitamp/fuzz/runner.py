@@ -53,6 +53,7 @@ import builtins
 import contextlib
 import copy
 import importlib.util
+import inspect
 import io
 import os
 import re
@@ -800,7 +801,8 @@ def _raises_in_dead_code(obj, module, source, directory, stem, frozen=None, save
                         and all(where not in _live_lines(g) or _fewer_ops(g, flat, where, rename)
                                 for g in ran))
             return lines.get(where) is False or gone or (
-                where not in lines and _others_of_its_function_run(source, where, lines))
+                where not in lines and (_others_of_its_function_run(source, where, lines)
+                                        or _compiled_without(plain, source, where[1])))
         except Exception:
             continue
     return False
@@ -818,6 +820,30 @@ def _others_of_its_function_run(source: str, where: tuple[str, int], lines: dict
         return False
     inner = max(functions, key=lambda node: node.lineno)
     return any(p == path and inner.lineno < l <= inner.end_lineno for p, l in lines)
+
+
+def _compiled_without(plain: Any, source: str, line: int) -> bool:
+    """Whether the innermost function holding `line` is a module-level
+    function of `plain` that scripting the program compiled (a scripted
+    callee), with no node from `line` in its graph: the front end emitted
+    nothing for the line or removed it as dead code, so TorchScript never
+    runs it. Where nothing of the callee is left once inlined, the graph
+    the caller runs cannot tell (seed 291115, index 998: a helper that
+    returns an argument, after an `if` on a complex tensor's sum whose
+    branch binds a tuple nothing reads)."""
+    functions = [node for node in ast.walk(ast.parse(source))
+                 if isinstance(node, ast.FunctionDef) and node.lineno <= line <= node.end_lineno]
+    if not functions:
+        return False
+    fn = getattr(plain, max(functions, key=lambda node: node.lineno).name, None)
+    if not inspect.isfunction(fn):  # a method, or not the module's
+        return False
+    # (by its qualified name, as the front end finds it: torch.jit.script's
+    # cache of the functions it compiled does not hold it in every run)
+    compiled = torch.jit._state._python_cu.find_function(torch._jit_internal._qualified_name(fn))
+    if compiled is None:  # not compiled: ignored, or never called
+        return False
+    return all(l != line for path, l in _live_lines(compiled.graph) if path == plain.__file__)
 
 
 def _frozen_graphs(frozen: Any) -> list[torch._C.Graph]:
