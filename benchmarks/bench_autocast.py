@@ -24,8 +24,13 @@ eager autocast and the built-in (for frozen variants, the built-in's frozen
 model too), and
 `ratio_vs_eager_hand_cast`: time over eager autocast of a copy whose weights
 are stored in the dtype eager casts them to (the floor for casting weights
-once). `ratio_vs_best_exact` counts only baselines whose output (and, with
-backward, every gradient) is bitwise eager autocast's. `--threads N` sets
+once). Where a workload has it (tiny_matmuls50), `script_explicit_casts` is
+the floor of any exact plan: the computation without a scope, eager's casts
+written out as `.to()` calls, scripted without autocast and run on
+TorchScript's simple executor (so its gradients are eager's), and
+`ratio_vs_script_explicit_casts` the distance to it. `ratio_vs_best_exact`
+counts only baselines whose output (and, with backward, every gradient) is
+bitwise eager autocast's. `--threads N` sets
 torch's thread count.
 
 `--compile` adds `torch_compile` to inference runs: torch.compile (Inductor)
@@ -211,6 +216,32 @@ class TinyMatmuls(Scoped):
         return y
 
 
+class TinyMatmulsExplicitCasts(Scoped):
+    """TinyMatmuls without a scope, eager autocast's casts written out: x's,
+    and w's once a call (eager's cast cache holds a leaf's cast that
+    requires grad until the region ends). Scripted without autocast, it runs
+    what any exact plan must run and nothing else (no autocast key, no cast
+    op where nothing is cast): the floor. Shares the module's w, so its
+    gradients land where the other variants' do."""
+
+    __constants__ = Scoped.__constants__ + ["steps"]
+
+    def __init__(self, of: TinyMatmuls):
+        super().__init__()
+        self.w = of.w
+        # a loop over a constant tuple: the front end unrolls it, as
+        # jitamp's plan unrolls TinyMatmuls's (the simple executor unrolls
+        # nothing, and a loop costs about 800 instructions a trip)
+        self.steps = tuple(range(50))
+
+    def forward(self, x):
+        x = x.to(self.amp_dtype)
+        w = self.w.to(self.amp_dtype)
+        for _ in self.steps:
+            x = torch.mm(x, w)
+        return x
+
+
 class ResidualBlock(nn.Module):
     def __init__(self, width: int, hidden: int):
         super().__init__()
@@ -299,6 +330,10 @@ class Workload:
     backward: bool = True
     autocast_off: bool = False  # compare scripted with/without jitamp, no autocast
     iters: int = 1
+    # the module's computation with eager autocast's casts written out and
+    # no scope, scripted without autocast (`script_explicit_casts`): the
+    # floor of any exact plan, where one is written
+    explicit_casts: Callable[[nn.Module], nn.Module] | None = None
 
 
 def _as_trained(module: nn.Module) -> None:
@@ -332,7 +367,8 @@ def workloads() -> list[Workload]:
             Workload("convnet", lambda: ConvNet(64).eval(), lambda: (_randn(32, 3, 128, 128),)),
             Workload("resnet50", lambda: ResNet50().eval(), lambda: (_randn(32, 3, 224, 224),), backward=False),
             Workload("gru_loop32", lambda: GRULoop(512), lambda: (_randn(32, 64, 512),)),
-            Workload("tiny_matmuls50", lambda: TinyMatmuls(16), lambda: (_randn(16, 16),), iters=5),
+            Workload("tiny_matmuls50", lambda: TinyMatmuls(16), lambda: (_randn(16, 16),), iters=5,
+                     explicit_casts=TinyMatmulsExplicitCasts),
             Workload("mlp_autocast_off", MLPNoScope, lambda: (_randn(64, 256),), autocast_off=True, iters=5),
         ]
     return [
@@ -352,7 +388,8 @@ def workloads() -> list[Workload]:
         # per-op overhead show
         Workload("wide_linear_b1", lambda: ResidualMLP(2048, 2048, 2), lambda: (_randn(1, 2048),),
                  backward=False),
-        Workload("tiny_matmuls50", TinyMatmuls, lambda: (_randn(8, 8),), iters=5),
+        Workload("tiny_matmuls50", TinyMatmuls, lambda: (_randn(8, 8),), iters=5,
+                 explicit_casts=TinyMatmulsExplicitCasts),
         Workload("mlp_autocast_off", MLPNoScope, lambda: (_randn(64, 256),), autocast_off=True, iters=5),
     ]
 
@@ -367,6 +404,19 @@ def _script(module: nn.Module, with_jitamp: bool, profiling_executor: bool = Fal
             return torch.jit.script(module)
     torch._C._jit_set_autocast_mode(True)
     return torch.jit.script(module)
+
+
+def _on_simple_executor(scripted: Any, inputs: tuple) -> Any:
+    """`scripted` with its plan made now (at its first call) by TorchScript's
+    simple executor, as jitamp's are: each op's gradient is eager's (the
+    profiling executor's symbolic autodiff sums some in low precision)."""
+    profiling = torch._C._jit_set_profiling_mode(False)
+    try:
+        with torch.no_grad():
+            scripted(*inputs)
+    finally:
+        torch._C._jit_set_profiling_mode(profiling)
+    return scripted
 
 
 def _frozen(module: nn.Module, with_jitamp: bool) -> Any:
@@ -406,6 +456,9 @@ def make_variants(w: Workload, module: nn.Module, inputs: tuple, backward: bool 
         variants["builtin_jit"] = _script(module, with_jitamp=False)
     except Exception as error:  # the built-in fails on some models
         variants["builtin_jit"] = _failed(error)
+    if w.explicit_casts is not None:  # no scope: nothing for an autocast pass to do
+        variants["script_explicit_casts"] = _on_simple_executor(
+            _script(w.explicit_casts(module), with_jitamp=False), inputs)
     variants["jitamp"] = _script(module, with_jitamp=True)
     # jitamp.enable(profiling_executor=True): TorchScript's profile-guided
     # optimizations and symbolic autodiff (not eager-exact in backward).
@@ -604,9 +657,11 @@ def run_workload(w: Workload, repeats: int, backward: bool) -> dict[str, Any]:
                  if b in summary and "median_us" in summary[b]]
         for base in bases:
             row[f"ratio_vs_{base}"] = paired_ratio(times[name], [times[base]])
-        # the frozen target's floor: weights cast once by hand
-        if "median_us" in summary.get("eager_hand_cast", {}):
-            row["ratio_vs_eager_hand_cast"] = paired_ratio(times[name], [times["eager_hand_cast"]])
+        # the floors: weights cast once by hand (frozen plans); eager's casts
+        # written out, no autocast at all (any exact plan)
+        for floor in ("eager_hand_cast", "script_explicit_casts"):
+            if "median_us" in summary.get(floor, {}):
+                row[f"ratio_vs_{floor}"] = paired_ratio(times[name], [times[floor]])
         # the target: <= 0.95 x the best of eager autocast and the built-in,
         # and for a frozen model, of the built-in's frozen model too
         best = [b for b in bases if b != "builtin_jit_frozen" or name in _FROZEN]
@@ -760,7 +815,8 @@ def _report_instructions(per_call: dict[str, float]) -> dict[str, dict[str, dict
     for key, rows in report.items():
         print(f"\n{key}")
         for name, row in rows.items():
-            for base in ("script_plain", "eager_autocast", "builtin_jit", "builtin_jit_frozen"):
+            for base in ("script_plain", "eager_autocast", "builtin_jit", "builtin_jit_frozen",
+                         "script_explicit_casts"):
                 if base in rows and base != name:
                     row[f"ratio_vs_{base}"] = row["ir_per_call"] / rows[base]["ir_per_call"]
             extras = "  ".join(f"{k}={_fmt(v)}" for k, v in row.items() if k != "ir_per_call")

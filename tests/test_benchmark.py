@@ -89,6 +89,21 @@ def test_exact_best_leaves_out_inexact_baselines(reports):
             t / min(training[b]["times_us"][i] for b in bases) for i, t in enumerate(ours["times_us"])))
 
 
+def test_the_explicit_casts_floor_is_eager_exact(reports):
+    # script_explicit_casts is a floor only if it runs eager's computation:
+    # its output and gradients bitwise eager's, eager's casts (no more, no
+    # fewer), and the ratio to it reported
+    workloads = reports("tiny_matmuls50")["workloads"]
+    for mode in ("inference", "fwd+bwd"):
+        rows = workloads[f"tiny_matmuls50/{mode}"]
+        floor = rows["script_explicit_casts"]
+        assert floor["max_abs_diff_vs_eager_autocast"] == 0.0, mode
+        assert floor.get("grad_max_abs_diff_vs_eager_autocast", 0.0) == 0.0, mode
+        assert floor["cast_copies"] == rows["eager_autocast"]["cast_copies"] > 0, mode
+        assert floor["cast_elements"] == rows["eager_autocast"]["cast_elements"], mode
+        assert rows["jitamp"]["ratio_vs_script_explicit_casts"] > 0, mode
+
+
 def test_per_op_cost_runs_and_names_the_machine(tmp_path):
     """benchmarks/per_op_cost.py (issue 40's breakdown) keeps running; no
     timing is checked."""
