@@ -83,13 +83,25 @@ namespace {
 using at::Tensor;
 using c10::DeviceType;
 
-// Does eager's cache hand a cast made with grad mode off to a later use
-// with grad mode on (which then gets no gradient)? Older torch (2.4, 2.9)
-// does, newer (2.13) casts again. Asked once, of eager's cached_cast, with a
-// weight of our own that lives for the whole process (its cache entry is
-// keyed by its address and stays until the next outermost scope exit).
-bool eagerHandsNoGradCastsToGradUses() {
-  static const bool hands = [] {
+// What eager's cached_cast makes of a weight's cast with grad mode off
+// (with the cache on, outside inference mode). Asked once, with a weight
+// of our own that lives for the whole process (its cache entry is keyed by
+// its address and stays until the next outermost scope exit).
+struct EagerNoGradCasts {
+  // Does its cache hand such a cast to a later use with grad mode on
+  // (which then gets no gradient)? Older torch (2.4, 2.9) does, newer
+  // (2.13) casts again.
+  bool handed_to_grad_uses = false;
+  // Does such a cast require grad? torch 2.13 makes it with grad mode on
+  // (so that the cast it caches serves later grad uses, PyTorch's fix of
+  // issue 158232): an autograd node, and a tensor that requires grad,
+  // which composite ops read (matmul folds a batch into one mm where its
+  // weight's cast requires grad, and runs bmm where it does not).
+  bool require_grad = false;
+};
+
+const EagerNoGradCasts& eagerNoGradCasts() {
+  static const EagerNoGradCasts casts = [] {
     // Asked where the first no-grad cast runs, which may be inside
     // torch.inference_mode() (its tensors are never cached) or a float16
     // region (eager caches only casts to the region's dtype): with neither,
@@ -102,9 +114,12 @@ bool eagerHandsNoGradCastsToGradUses() {
     const at::ScalarType dtype_was = at::autocast::get_autocast_dtype(DeviceType::CPU);
     at::autocast::set_autocast_dtype(DeviceType::CPU, at::kBFloat16);
     at::autocast::set_autocast_cache_enabled(true);
+    EagerNoGradCasts found;
     {
       at::NoGradGuard no_grad;
-      at::autocast::cached_cast(at::kBFloat16, *probe, DeviceType::CPU);
+      found.require_grad =
+          at::autocast::cached_cast(at::kBFloat16, *probe, DeviceType::CPU)
+              .requires_grad();
     }
     Tensor with_grad;
     {
@@ -114,9 +129,10 @@ bool eagerHandsNoGradCastsToGradUses() {
     }
     at::autocast::set_autocast_cache_enabled(cache_was_enabled);
     at::autocast::set_autocast_dtype(DeviceType::CPU, dtype_was);
-    return !with_grad.requires_grad();
+    found.handed_to_grad_uses = !with_grad.requires_grad();
+    return found;
   }();
-  return hands;
+  return casts;
 }
 
 // See eagerCastsLastArgumentFirst (cast_ops.h).
@@ -387,6 +403,22 @@ Tensor uncachedCast(const Tensor& self, at::ScalarType to_type) {
   return at::_to_copy(self, to_type);
 }
 
+// A weight's cast with grad mode off, made as eager's cache makes it but
+// not kept: with grad mode on where eager's is (EagerNoGradCasts), so
+// that it requires grad and has eager's node (ToCopyBackward0). Before,
+// a matmul of a batch that does not fold without a copy, its weight cast
+// uncached, ran bmm where eager's folds into mm, and raised another
+// error for a float64 batch (fuzz seed 291216, index 4307). Inside
+// torch.inference_mode() eager does not cache, and grad mode cannot
+// record there: its cast, like this one, requires no grad.
+Tensor uncachedWeightCast(const Tensor& self, at::ScalarType to_type) {
+  if (eagerNoGradCasts().require_grad && !c10::InferenceMode::is_enabled()) {
+    at::AutoGradMode grad(true);
+    return uncachedCast(self, to_type);
+  }
+  return uncachedCast(self, to_type);
+}
+
 // Whether eager's cached_cast would keep this cast in its cache (its
 // can_try_cache): a float32 leaf that requires grad, not a view, cast to
 // the device type's lower precision, with the cache on.
@@ -426,7 +458,7 @@ Tensor eagerCast(
     return self;
   }
   const bool through_cache = c10::GradMode::is_enabled() ||
-      eagerHandsNoGradCastsToGradUses() || !regionIsJitamps() ||
+      eagerNoGradCasts().handed_to_grad_uses || !regionIsJitamps() ||
       uncachedCasts().mixed();
   if (eagerWouldCache(to_type, self, device_type)) {
     const auto first =
@@ -436,7 +468,7 @@ Tensor eagerCast(
       return self;
     }
     if (!first.has_value() && !through_cache) {
-      return uncachedCast(self, to_type); // recorded
+      return uncachedWeightCast(self, to_type); // recorded
     }
     return cachedCast(to_type, self, device_type);
   }
