@@ -109,8 +109,8 @@ def test_a_weights_first_no_grad_cast_requires_grad_where_eagers_does(batch, out
     outer_fn = oracle.no_grad_under(OUTERS[outer])
     scripted = check_against_eager(m, [x], scripted=oracle.script(m), outer=outer_fn)
     if batch == "bfloat16":  # (the float64 one raises: the oracle compared the errors)
-        with outer_fn():
-            assert _kernels(scripted, x) == _kernels(m, x) == ["aten::mm"]
+        with outer_fn():  # (torch 2.13: mm; bmm where no-grad casts require no grad)
+            assert _kernels(scripted, x) == _kernels(m, x)
 
 
 def recast_after_inplace(w: Tensor, x: Tensor):
