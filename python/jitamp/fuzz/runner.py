@@ -814,12 +814,15 @@ def _others_of_its_function_run(source: str, where: tuple[str, int], lines: dict
     (an `if c: pass` it dropped), which TorchScript never runs. Not so for
     a function it never compiles (`@torch.jit.ignore`) or a fork's target."""
     path, line = where
+    inner = _innermost_function(source, line)
+    return inner is not None and any(p == path and inner.lineno < l <= inner.end_lineno for p, l in lines)
+
+
+def _innermost_function(source: str, line: int) -> ast.FunctionDef | None:
+    """The innermost `def` of `source` that holds `line`, if one does."""
     functions = [node for node in ast.walk(ast.parse(source))
                  if isinstance(node, ast.FunctionDef) and node.lineno <= line <= node.end_lineno]
-    if not functions:
-        return False
-    inner = max(functions, key=lambda node: node.lineno)
-    return any(p == path and inner.lineno < l <= inner.end_lineno for p, l in lines)
+    return max(functions, key=lambda node: node.lineno) if functions else None
 
 
 def _compiled_without(plain: Any, source: str, line: int) -> bool:
@@ -831,12 +834,9 @@ def _compiled_without(plain: Any, source: str, line: int) -> bool:
     the caller runs cannot tell (seed 291115, index 998: a helper that
     returns an argument, after an `if` on a complex tensor's sum whose
     branch binds a tuple nothing reads)."""
-    functions = [node for node in ast.walk(ast.parse(source))
-                 if isinstance(node, ast.FunctionDef) and node.lineno <= line <= node.end_lineno]
-    if not functions:
-        return False
-    fn = getattr(plain, max(functions, key=lambda node: node.lineno).name, None)
-    if not inspect.isfunction(fn):  # a method, or not the module's
+    inner = _innermost_function(source, line)
+    fn = getattr(plain, inner.name, None) if inner is not None else None
+    if not inspect.isfunction(fn):  # none, a method, or not the module's
         return False
     # (by its qualified name, as the front end finds it: torch.jit.script's
     # cache of the functions it compiled does not hold it in every run)
