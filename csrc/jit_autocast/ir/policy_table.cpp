@@ -87,8 +87,8 @@ const std::vector<VariesRow>& variesRows() {
 }
 
 // "name.overload", or "name" for the default overload: the tables' key.
-std::string qualified(const Row& row) {
-  return jitamp::qualified(row.name, row.overload);
+std::string qualifiedName(const Row& row) {
+  return qualified(row.name, row.overload);
 }
 
 c10::DispatchKey autocastKey(c10::DeviceType device) {
@@ -123,7 +123,7 @@ bool hasAutocastKernel(const std::string& op, c10::DeviceType device) {
 }
 
 EffectivePolicy effectiveOf(const Row& row) {
-  const std::string checked = row.via ? row.via : qualified(row);
+  const std::string checked = row.via ? row.via : qualifiedName(row);
   EffectivePolicy out;
   if (row.cpu != P::None && hasAutocastKernel(checked, c10::DeviceType::CPU)) {
     out.cpu = row.cpu;
@@ -139,7 +139,7 @@ std::vector<std::string> missingLocked(c10::DeviceType device) {
   std::unordered_map<std::string, bool> known;
   for (const Row& row : rows()) {
     if (!row.via) {
-      known[qualified(row)] = true;
+      known[qualifiedName(row)] = true;
     }
   }
   std::vector<std::string> missing;
@@ -172,7 +172,7 @@ const Index& indexLocked() {
     for (const Row& row : rows()) {
       const EffectivePolicy effective = effectiveOf(row);
       if (effective.cpu != P::None || effective.cuda != P::None) {
-        (*index)[qualified(row)] = effective;
+        (*index)[qualifiedName(row)] = effective;
       }
     }
     // Walking every registered op costs: only when the log asks for it.
@@ -216,7 +216,7 @@ std::vector<TableRow> tableRows() {
   std::vector<TableRow> out;
   for (const Row& row : rows()) {
     out.push_back(
-        {qualified(row), row.cpu, row.cuda, effectiveOf(row),
+        {qualifiedName(row), row.cpu, row.cuda, effectiveOf(row),
          row.via ? row.via : ""});
   }
   return out;
@@ -310,7 +310,7 @@ std::string policyVariesAcrossTorch(
       if (row.via) {
         auto found = out.find(row.via);
         if (found != out.end()) {
-          out[qualified(row)] = found->second;
+          out[qualifiedName(row)] = found->second;
         }
       }
     }
@@ -335,7 +335,7 @@ bool inPolicyTable(const std::string& name, const std::string& overload) {
   static const std::set<std::string> ops = [] {
     std::set<std::string> out;
     for (const Row& row : rows()) {
-      out.insert(qualified(row));
+      out.insert(qualifiedName(row));
     }
     return out;
   }();

@@ -334,7 +334,7 @@ Operation directCall(const Node* node) {
 
 // Variadic: the interpreter then neither pushes an input count nor shares
 // one Operation between nodes with the same number of inputs.
-torch::jit::RegisterOperators registered({torch::jit::Operator(
+torch::jit::RegisterOperators directCallRegistered({torch::jit::Operator(
     ops::kDirectCall,
     directCall,
     c10::AliasAnalysisKind::CONSERVATIVE)});

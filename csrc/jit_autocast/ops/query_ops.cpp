@@ -121,7 +121,7 @@ size_t registerQueriesThisTorchLacks() {
   return count;
 }
 
-const size_t registered = registerQueriesThisTorchLacks();
+const size_t queriesRegistered = registerQueriesThisTorchLacks();
 
 } // namespace
 } // namespace jitamp

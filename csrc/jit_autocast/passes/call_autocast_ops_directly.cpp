@@ -21,7 +21,7 @@ using namespace torch::jit;
 
 namespace {
 
-std::atomic<bool>& enabledFlag() {
+std::atomic<bool>& directCallsFlag() {
   static std::atomic<bool> enabled{true};
   return enabled;
 }
@@ -73,11 +73,11 @@ void foldCastsInto(Node* call) {
 } // namespace
 
 bool SetDirectCallsEnabled(bool enabled) {
-  return enabledFlag().exchange(enabled);
+  return directCallsFlag().exchange(enabled);
 }
 
 bool CallAutocastOpsDirectly(const std::shared_ptr<Graph>& plan) {
-  if (!enabledFlag().load()) {
+  if (!directCallsFlag().load()) {
     return false;
   }
   std::shared_ptr<Graph> graph = plan;

@@ -39,7 +39,7 @@ const c10::Symbol kFusibleToFp16 =
 const c10::Symbol kFusibleToFp32 =
     c10::Symbol::fromQualString("jitamp::fusible_to_fp32");
 
-std::atomic<bool>& enabledFlag() {
+std::atomic<bool>& fuserCastsFlag() {
   static std::atomic<bool> enabled{false}; // expose_static_casts_to_fuser.h: opt-in for now
   return enabled;
 }
@@ -273,11 +273,11 @@ bool ExposeStaticCastsToFuser(const std::shared_ptr<Graph>& graph) {
 }
 
 bool FuserCastsEnabled() {
-  return enabledFlag().load() && tensorExprFuserEnabled() && fuserKnowsCasts();
+  return fuserCastsFlag().load() && tensorExprFuserEnabled() && fuserKnowsCasts();
 }
 
 bool SetFuserCastsEnabled(bool enabled) {
-  return enabledFlag().exchange(enabled);
+  return fuserCastsFlag().exchange(enabled);
 }
 
 } // namespace jitamp

@@ -25,7 +25,7 @@ namespace {
 
 // Rounds of folding: each op done now may give a smart cast a constant
 // input.
-constexpr int kMaxRounds = 8;
+constexpr int kMaxFoldRounds = 8;
 
 // The RNN cells, on CPU: eager autocast has no policy for them there, and
 // their CPU kernels use the weights and biases (arguments 2 to 5) only in
@@ -83,7 +83,7 @@ class CastFolder {
   bool run() {
     // An op done now may give a smart cast a constant input: again, while
     // ops are done.
-    for (int round = 0; round < kMaxRounds; ++round) {
+    for (int round = 0; round < kMaxFoldRounds; ++round) {
       scopes_ = StaticScopes();
       // The settler's constant propagation may have removed a constant the
       // last round made: its results are not reused.

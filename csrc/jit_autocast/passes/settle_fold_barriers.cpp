@@ -28,7 +28,7 @@ using namespace torch::jit;
 namespace {
 
 // Rounds of settling: each may make the next one's inputs constants.
-constexpr int kMaxRounds = 8;
+constexpr int kMaxSettleRounds = 8;
 
 // Whether two results of an op are the same bits: tensors of the same
 // dtype, device, sizes and strides whose bytes are equal (NaNs included);
@@ -149,7 +149,7 @@ class DependentOpSettler {
 
   bool run() {
     bool changed = false;
-    for (int round = 0; round < kMaxRounds; ++round) {
+    for (int round = 0; round < kMaxSettleRounds; ++round) {
       scopes_ = StaticScopes();
       maybe_constants_ = MaybeConstants();
       folded_ = false;
