@@ -67,12 +67,11 @@ class MaybeConstants {
 
   // After `node` (and its blocks).
   void record(torch::jit::Node* node) {
-    using namespace c10;
     const auto kind = node->kind();
-    if (kind == prim::Constant) {
+    if (kind == c10::prim::Constant) {
       return;
     }
-    if (kind == prim::If) {
+    if (kind == c10::prim::If) {
       const bool condition = maybe(node->input(0));
       for (size_t j = 0; j < node->outputs().size(); ++j) {
         bool any = false;
@@ -83,7 +82,7 @@ class MaybeConstants {
       }
       return;
     }
-    if (kind == prim::Loop) {
+    if (kind == c10::prim::Loop) {
       torch::jit::Block* body = node->blocks().at(0);
       const bool counted = maybe(node->input(0)) && maybe(node->input(1));
       for (size_t j = 0; j < node->outputs().size(); ++j) {
@@ -101,7 +100,7 @@ class MaybeConstants {
       may = maybe(node->input(i));
     }
     // A call's result is its callee's, which freezing inlines.
-    const bool call = kind == prim::CallFunction || kind == prim::CallMethod;
+    const bool call = kind == c10::prim::CallFunction || kind == c10::prim::CallMethod;
     may = may && !hasTaskSubgraph(node) && !isJitampOp(node) &&
         (call || !node->hasSideEffects());
     if (may) {
