@@ -1,9 +1,12 @@
-"""jitamp.export (issue 43): scripted and loaded models with autocast scopes
-as torch.export programs whose regions are torch.export's own, checked
-against eager autocast (outputs, dtypes, bitwise values, gradients) through
-ep.module(), torch.export.save / load, and the `jitamp export` command."""
+"""jitamp.export (issues 43 and 63): scripted and loaded models with autocast
+scopes as torch.export programs, in both forms (torch.export's own autocast
+regions, or every cast written out), checked against eager autocast
+(outputs, dtypes, bitwise values, gradients) through ep.module(),
+torch.export.save / load, dynamic batch sizes, and the `jitamp export`
+command."""
 from __future__ import annotations
 
+import inspect
 import io
 import os
 import subprocess
@@ -14,6 +17,7 @@ import pytest
 import torch
 from torch import Tensor, nn
 
+import export_models
 import jitamp
 from oracle import assert_same, autocast_state, clone_args, cpu_autocast, script, script_without_jitamp, torchscript_deprecation_ignored
 import test_architectures as architectures
@@ -21,7 +25,6 @@ import test_architectures as architectures
 
 def _export_available() -> bool:
     try:
-        from torch._export import converter  # noqa: F401
         from torch._higher_order_ops.wrap import wrap_with_autocast  # noqa: F401
     except ImportError:
         return False
@@ -35,6 +38,9 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:bf16 and fp16 are mixed in the scheduler node:UserWarning"),
     pytest.mark.filterwarnings("ignore:'norm' was found in ScriptModule constants:UserWarning"),
     pytest.mark.filterwarnings("ignore:jitamp.export. an autocast scope without dtype=:UserWarning"),
+    pytest.mark.filterwarnings(r"ignore:jitamp.export. the model reads torch.is_grad_enabled\(\):UserWarning"),
+    pytest.mark.filterwarnings("ignore:enable_nested_tensor is True:UserWarning"),
+    pytest.mark.filterwarnings("ignore:Converting aten..append.t:UserWarning"),
 ]
 
 
@@ -277,18 +283,104 @@ def test_real_architectures_export_as_eager_runs(name):
     _check_inference(eager, program, args)
 
 
+# Explicit casts refuse these, with an ExportError: an op that eager's
+# autocast does not cast runs a kernel that reaches ops it casts (gru_cell's
+# linears, the encoder layer's fast path), which no cast of a program holds.
+EXPLICIT_CASTS_REFUSED = {"encoder_post_norm", "encoder_pre_norm", "gru_cell_loop", "transformer"}
+
+
+@pytest.mark.parametrize("explicit_casts", [False, True], ids=["regions", "explicit_casts"])
+@pytest.mark.parametrize("name", export_models.MODELS)
+def test_models_export_as_eager_runs(name, explicit_casts):
+    """Every model of export_models (the constructs PyTorch's converter
+    fails on, the kinds of module of its own tests, the real architectures),
+    exported under torch.no_grad() as a server runs it, in both forms."""
+    eager = export_models.build(name)
+    args = tuple(export_models.inputs(name))
+    scripted = script(eager)
+    state = autocast_state()
+    with torch.no_grad():
+        if explicit_casts and name in EXPLICIT_CASTS_REFUSED:
+            with pytest.raises(jitamp.ExportError, match="explicit casts"):
+                jitamp.export(scripted, args, explicit_casts=True)
+            assert autocast_state() == state, "a refused export left the thread's autocast state changed"
+            return
+        program = jitamp.export(scripted, args, explicit_casts=explicit_casts)
+    assert autocast_state() == state
+    assert bool(_regions(program)) != explicit_casts or not _regions(torch.export.export(eager, args))
+    _check_inference(eager, program, args)
+    _check_inference(eager, _export_saved_and_loaded(program), args)
+
+
 @pytest.mark.parametrize("name", ["transformer", "lstm_lm", "segmentation"])
-def test_what_pytorchs_converter_cannot_convert_is_named_with_its_line(name):
-    """Not autocast's doing: the scope-free twin scripted without jitamp
-    fails in PyTorch's own converter (TS2EPConverter) too."""
+def test_what_pytorchs_converter_cannot_convert_exports_as_eager_runs(name):
+    """The anchor: PyTorch's own converter (TS2EPConverter) fails on the
+    scope-free twin scripted without jitamp; jitamp.export is exact, with
+    grad mode on as well (the transformer's fast-path checks read it)."""
     from torch._export.converter import TS2EPConverter
 
     args = tuple(architectures.inputs(name))
     with pytest.raises(Exception):
         TS2EPConverter(script_without_jitamp(architectures.build(name, plain=True)), args).convert()
+    eager = architectures.build(name)
+    program = jitamp.export(script(eager), args)
+    expected = eager(*args)
+    for call in range(3):
+        assert_same(expected, program.module()(*args), what=f"call {call + 1}")
+
+
+def test_a_model_that_reads_the_grad_mode_says_which_one_its_program_keeps():
+    eager = export_models.build("encoder_post_norm")  # (pre-norm's checks stop at norm_first)
+    with torch.no_grad(), pytest.warns(UserWarning, match=r"(?s)is_grad_enabled.*grad mode off.*modules/(transformer|activation).py"):
+        jitamp.export(script(eager), tuple(export_models.inputs("encoder_post_norm")))
+
+
+def _batch(name: str, size: int) -> tuple:
+    if name == "transformer":
+        return (torch.randn(size, 5, 6), torch.zeros(size, 5, dtype=torch.bool))
+    return (torch.randn(size, *export_models.inputs(name)[0].shape[1:]),)
+
+
+@pytest.mark.parametrize("name", ["resnet", "containers", "transformer"])
+def test_a_dynamic_batch_runs_as_eager_at_other_sizes(name):
+    """dynamic_shapes= as torch.export.export of the eager model takes it
+    (a batch dimension by the forward's argument names), two batch sizes."""
+    from torch.export import Dim
+
+    eager = export_models.build(name)
+    names = list(inspect.signature(eager.forward).parameters)
+    spec = {argument: {0: Dim("batch", min=2, max=64)} for argument in names}
+    torch.export.export(eager, _batch(name, 3), dynamic_shapes=spec)  # eager's own export takes it
+    with torch.no_grad():
+        program = jitamp.export(script(eager), _batch(name, 3), dynamic_shapes=spec)
+    for size in (3, 7):
+        _check_inference(eager, program, _batch(name, size))
+
+
+def test_a_dynamic_batch_eagers_export_refuses_is_refused():
+    """A branch on the batch size: torch.export of the eager model refuses
+    the spec too."""
+    from torch.export import Dim
+
+    spec = {"x": {0: Dim("batch", min=2, max=64)}}
+    with pytest.raises(jitamp.ExportError, match="batch"):
+        jitamp.export(script(export_models.build("shape_branches")), _batch("shape_branches", 4),
+                      dynamic_shapes=spec)
+
+
+class DataDependent(nn.Module):
+    def forward(self, x: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = torch.mm(x, x)
+            if y.sum() > 0:
+                y = y * 2
+            return y
+
+
+def test_a_branch_on_a_tensors_value_is_refused_naming_its_line():
     state = autocast_state()
-    with pytest.raises(jitamp.ExportError, match=r"(?s)PyTorch's TorchScript converter|torch.export"):
-        jitamp.export(script(architectures.build(name)), args)
+    with pytest.raises(jitamp.ExportError, match=r"(?s)aten::Bool.*test_export.py.*y.sum\(\) > 0"):
+        jitamp.export(script(DataDependent()), (torch.randn(4, 4),))
     assert autocast_state() == state, "a failed export left the thread's autocast state changed"
 
 
@@ -329,7 +421,7 @@ def test_older_torch_gets_a_clear_error():
     from jitamp import _export
 
     if EXPORT:
-        assert _export._converter_class() is not None
+        _export._check_torch()
     else:
         with pytest.raises(RuntimeError, match="wrap_with_autocast"):
             jitamp.export(script(Simple()), _example())
@@ -401,3 +493,47 @@ def test_aot_inductor_runs_the_program_as_it_runs_eager_modules_export(name, tmp
     done = subprocess.run([sys.executable, "-W", "ignore", "-c", check], capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
+
+
+def test_cli_writes_the_explicit_casts_form(tmp_path):
+    eager = _model("nested").eval()
+    with torchscript_deprecation_ignored():
+        torch.jit.save(script_without_jitamp(eager), str(tmp_path / "model.pt"))
+    torch.save(_example(), str(tmp_path / "args.pt"))
+    done = subprocess.run([sys.executable, "-m", "jitamp", "export", "--explicit-casts", "model.pt", "args.pt",
+                           "model.pt2"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "no autocast region" in done.stdout and "explicit casts" in done.stdout
+    program = torch.export.load(str(tmp_path / "model.pt2"))
+    assert not _regions(program)
+    _check_inference(eager, program, _example())
+
+
+@pytest.mark.parametrize("command", ["convert", "export"])
+def test_a_failed_save_leaves_the_file_it_would_replace_intact(command, tmp_path, monkeypatch, capsys):
+    """`jitamp convert m.pt m.pt` rewrites the model in place: a save that
+    fails half-way (here after writing part of its file) must leave the
+    original as it was, and no temporary file behind."""
+    from jitamp import cli
+
+    model = tmp_path / "model.pt"
+    with torchscript_deprecation_ignored():
+        torch.jit.save(script_without_jitamp(_model("simple").eval()), str(model))
+    torch.save(_example(), str(tmp_path / "args.pt"))
+    target = model if command == "convert" else tmp_path / "model.pt2"
+    target.write_bytes(model.read_bytes()) if command == "export" else None
+    before = target.read_bytes()
+
+    def failing_save(_obj, path, *args, **kwargs):
+        with open(path, "wb") as partial:
+            partial.write(b"half a model")
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(torch.jit if command == "convert" else torch.export, "save", failing_save)
+    argv = [command, str(model), str(model)] if command == "convert" else [
+        command, str(model), str(tmp_path / "args.pt"), str(target)]
+    assert cli.main(argv) != 0
+    assert "No space left on device" in capsys.readouterr().err
+    assert target.read_bytes() == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
+        {"model.pt", "args.pt", target.name}), "a temporary file was left behind"

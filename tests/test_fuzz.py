@@ -11,6 +11,7 @@ import collections
 import os
 import re
 import tempfile
+import textwrap
 import types
 
 import pytest
@@ -61,6 +62,68 @@ def test_fuzz_batch(start, workdir, tmp_path):
         # without jitamp): it fails the batch too.
         if result.kind != "ok" and not result.kind.startswith("known:"):
             pytest.fail(_report(index, result, workdir, out), pytrace=False)
+
+
+EXPORT_COUNT = 120
+
+
+@pytest.mark.parametrize("start", range(0, EXPORT_COUNT, CHUNK), ids=lambda s: f"export-{s}-{s + CHUNK - 1}")
+def test_fuzz_export_batch(start, workdir):
+    """Export mode (jitamp/fuzz/export.py): every program jitamp.export
+    accepts computes as eager; a refusal is an ExportError whose reason
+    the runner names (never another exception)."""
+    from jitamp.fuzz.export import run_export_source
+
+    kinds = collections.Counter()
+    for index in range(start, start + CHUNK):
+        result = run_export_source(generate(CI_SEED, index).render(), workdir)
+        kinds[result.kind.split(":")[0]] += 1
+        assert result.kind == "ok" or result.kind.startswith("refused:"), (
+            f"program {CI_SEED}/{index}: {result.kind}\n{result.message[:3000]}")
+    assert kinds["ok"] > 0, kinds
+
+
+def test_fuzz_export_mode_reports_a_planted_difference(workdir):
+    """The export mode's oracle finds a difference: the program's graph is
+    TorchScript's, where torch.jit.is_scripting() is True, so its export
+    appends what eager does not."""
+    from jitamp.fuzz import export as export_mode
+
+    source = textwrap.dedent("""\
+        from typing import List
+        import torch
+        from torch import Tensor
+
+
+        def prog(x0: Tensor) -> List[Tensor]:
+            sink: List[Tensor] = []
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                sink.append(torch.mm(x0, x0))
+                {planted}
+            return sink
+
+
+        KIND = 'function'
+        GRAD = False
+        OUTER = None
+        SAVE = False
+        RUNTIME_JITAMP = False
+        ALTERNATE = False
+        EXECUTOR = 'simple'
+        ADD_AUTOCAST = None
+        THREADS = None
+
+
+        def make_args(call: int) -> list:
+            return [torch.randn(4, 4, generator=torch.Generator().manual_seed(call))]
+
+
+        def build():
+            return prog
+        """)
+    assert export_mode.run_export_source(source.format(planted="pass"), workdir).kind == "ok"
+    planted = source.format(planted=SCRIPTED_ONLY.replace("\n        ", "\n            "))
+    assert export_mode.run_export_source(planted, workdir).kind.startswith("mismatch:")
 
 
 # --- the generator ---------------------------------------------------------

@@ -1,72 +1,112 @@
 """jitamp.export: a scripted or loaded model, autocast scopes included, as a
 torch.export ExportedProgram (docs/exporting.md).
 
-PyTorch's converter from TorchScript (torch._export.converter) drops every
-autocast scope (its prim::Enter / prim::Exit are no-ops). jitamp.export
-takes an independent copy of the model, rewritten by jitamp, freezes it
-with its parameters kept (which inlines every call), runs the "export"
-pipeline on the forward graph (csrc/jit_autocast/pipeline/pipeline.h: each
-scope's enter op with its arguments, no smart casts), converts that graph
-with PyTorch's converter, then makes each scope's enter and exit ops
-calls that enter and exit eager's autocast as `with torch.autocast(...)`
-does, which torch.export turns into its own autocast regions (the
-`wrap_with_autocast` higher-order op).
-The exported program runs each region under eager's autocast, as eager does.
+jitamp.export takes an independent copy of the model, rewritten by jitamp,
+inlines its forward and runs the "export" pipeline on it
+(csrc/jit_autocast/pipeline/pipeline.h: each scope's enter op with its
+arguments, no smart casts). torch.export then traces a module that runs
+that graph op by op in Python (_interpreter.py) with the model's
+parameters and buffers as its own: each scope's enter and exit do what
+`with torch.autocast(...)` does, which torch.export records as its own
+autocast region (the `wrap_with_autocast` higher-order op), and TorchScript's
+control flow and containers are Python's, decided as eager's are when
+torch.export traces an eager module. With `explicit_casts=True` the regions
+are then traced once more under eager's autocast, so every cast eager's
+autocast makes is an op of the program and no region is left.
 """
 from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import io
-import operator
 import threading
 import warnings
 from typing import Any, Iterator
 
 import torch
 
+from . import _interpreter
 from ._library import _C
 from .passes import graph_nodes
 
 _ENTER = "jitamp::autocast_enter"
 _EXIT = "jitamp::autocast_exit"
 _AUTOCAST_DTYPE_QUERY = "aten::get_autocast_dtype"
+_GRAD_MODE = "aten::is_grad_enabled"
+_CACHE_FLAG = "aten::is_autocast_cache_enabled"
 
 
 class ExportError(ValueError):
     """What torch.export cannot express, with the source line it comes from."""
 
 
-def export(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None,
-           **export_kwargs: Any) -> Any:
+def export(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None, *,
+           explicit_casts: bool = False, **export_kwargs: Any) -> Any:
     """`model` (a module or function scripted with or without jitamp, or
     loaded with torch.jit.load / jitamp.load) as a
     torch.export.ExportedProgram of its forward, traced with `args` /
-    `kwargs` (export_kwargs go to torch.export.export; strict=False unless
-    given). Each autocast scope becomes torch.export's autocast region, so
-    `ep.module()(*args)` gives eager autocast's result. `model` is not
-    changed.
+    `kwargs` (export_kwargs, `dynamic_shapes=` among them, go to
+    torch.export.export; strict=False unless given). `ep.module()(*args)`
+    gives eager autocast's result. `model` is not changed.
+
+    Each autocast scope becomes torch.export's autocast region; with
+    `explicit_casts=True` the program has no regions but every cast that
+    eager's autocast makes written out as an op (fixed to this torch's
+    autocast policy, for backends that do not run autocast regions).
 
     Raises ExportError, naming the source line, for what export cannot hold:
     an autocast argument known only at run time (export fixes a region's
-    device type, dtype, enabled and cache flags when it traces), forks, and
-    what PyTorch's converter or torch.export cannot take. A scope without
-    dtype= gets the thread's dtype now (a UserWarning names it and the
-    line). Raises RuntimeError on a torch without torch.export's autocast
-    regions. Details: docs/exporting.md."""
-    converter_class = _converter_class()
-    frozen = _prepared(model)
-    _check_exportable(frozen._get_method("forward").graph)
-    module = torch.jit._recursive.wrap_cpp_module(frozen)
-    trainable = {name for name, p in getattr(model, "named_parameters", lambda: ())() if p.requires_grad}
-    return converter_class(module, tuple(args), kwargs).export(export_kwargs, trainable)
+    device type, dtype, enabled and cache flags when it traces), forks, a
+    branch or loop decided by a tensor's values, and what torch.export
+    cannot trace. A scope without dtype= gets the thread's dtype now (a
+    UserWarning names it and the line). Raises RuntimeError on a torch
+    without torch.export's autocast regions. Details: docs/exporting.md."""
+    _check_torch()
+    copy = _rewritten_copy(model)
+    graph = _export_graph(copy)
+    _check_exportable(graph)
+    module = _program(copy, graph)
+    export_kwargs.setdefault("strict", False)
+    try:
+        with _regions_left_on_error():
+            program = torch.export.export(module, tuple(args), kwargs, **export_kwargs)
+            if explicit_casts:
+                program = _with_explicit_casts(program, tuple(args), kwargs or {})
+    except ExportError:
+        raise
+    except Exception as error:
+        raise _untraceable(error) from error
+    _warn_of_grad_mode_reads(module)
+    return program
 
+
+def export_graph(model: Any) -> torch._C.Graph:
+    """The forward graph jitamp.export runs (`jitamp dump --export`)."""
+    return _export_graph(_rewritten_copy(model)).copy()
+
+
+def _export_graph(copy: Any) -> torch._C.Graph:
+    graph = copy._c._get_method("forward").graph
+    torch._C._jit_pass_inline(graph)
+    _C.export_graph(graph)
+    return graph
+
+
+# ---------------------------------------------------------------------------
+# What this torch offers
 
 @functools.lru_cache(maxsize=None)
-def _non_strict_export_keeps_regions() -> bool:
-    """Whether torch.export, tracing non-strict, records an autocast region
-    (torch versions with wrap_with_autocast but without that trace the
-    region's ops without it: a program that would silently run in float32)."""
+def _check_torch() -> None:
+    """RuntimeError where torch.export cannot hold autocast regions: no
+    wrap_with_autocast, or a non-strict trace that does not record the
+    region (its ops would then silently run in float32)."""
+    try:
+        from torch._higher_order_ops.wrap import wrap_with_autocast  # noqa: F401
+    except ImportError as error:
+        raise RuntimeError(
+            f"jitamp.export needs torch.export's autocast regions (wrap_with_autocast), which "
+            f"torch {torch.__version__} lacks ({error})") from None
 
     class Probe(torch.nn.Module):
         def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -75,103 +115,18 @@ def _non_strict_export_keeps_regions() -> bool:
 
     try:
         program = torch.export.export(Probe(), (torch.ones(2, 2),), strict=False)
+        kept = any(node.target is torch.ops.higher_order.wrap_with_autocast
+                   for node in program.graph.nodes)
     except Exception:
-        return False
-    return any(node.target is torch.ops.higher_order.wrap_with_autocast
-               for node in program.graph.nodes)
-
-
-def _prepared(model: Any) -> torch._C.ScriptModule:
-    """The frozen copy of `model` whose forward jitamp.export converts:
-    inlined, its nodes marked apart (_mark_apart), frozen with its
-    parameters kept, the "export" pipeline run on it."""
-    copy = _rewritten_copy(model)
-    forward = copy._c._get_method("forward").graph
-    torch._C._jit_pass_inline(forward)
-    _mark_apart(forward)
-    frozen = torch._C._freeze_module(copy._c, preserveParameters=True)
-    _C.export_graph(frozen._get_method("forward").graph)
-    return frozen
-
-
-def export_graph(model: Any) -> torch._C.Graph:
-    """The forward graph jitamp.export hands PyTorch's converter (`jitamp
-    dump --export`), before the example's shapes are folded in."""
-    graph = _prepared(model)._get_method("forward").graph.copy()
-    _mark_apart(graph, remove=True)
-    return graph
-
-
-@functools.lru_cache(maxsize=None)
-def _converter_class() -> type:
-    """The converter, made once, or RuntimeError where torch lacks what it
-    needs."""
-    try:
-        from torch._export import converter
-        from torch._higher_order_ops.wrap import wrap_with_autocast  # noqa: F401
-    except ImportError as error:
-        raise RuntimeError(
-            f"jitamp.export needs torch.export's autocast regions (wrap_with_autocast) and "
-            f"PyTorch's TorchScript converter (torch._export.converter), which torch "
-            f"{torch.__version__} lacks ({error})") from None
-    if not _non_strict_export_keeps_regions():
+        kept = False
+    if not kept:
         raise RuntimeError(
             f"jitamp.export needs torch.export to keep autocast regions when it traces non-strict, "
             f"which torch {torch.__version__} does not (it came after wrap_with_autocast)")
 
-    class Converter(converter.TS2EPConverter):
-        """PyTorch's converter (its __init__ freezes the module again and
-        propagates the example's shapes), with the scope ops made region
-        calls and the program traced by torch.export.export."""
 
-        def export(self, export_kwargs: dict[str, Any], trainable: set[str]) -> Any:
-            _mark_apart(self.ts_graph, remove=True)
-            if export_kwargs.get("dynamic_shapes") is None:
-                # static shapes: the example's, as torch.export's own default
-                torch._C._jit_pass_peephole(self.ts_graph, False)
-                torch._C._jit_pass_constant_propagation(self.ts_graph)
-                torch._C._jit_pass_dce(self.ts_graph)
-            blocks, attribute_fqns = converter.get_block_to_lifted_attrs(self.ts_graph)
-            state = (self.ts_graph, self.name_to_param, self.name_to_buffer, blocks,
-                     self.name_to_non_tensor_attributes, self.name_to_constant, attribute_fqns)
-            graph_converter = converter.TS2FXGraphConverter(*state)
-            try:
-                graph_module = graph_converter.convert()
-            except Exception as error:
-                raise _unconvertible(converter.ExplainTS2FXGraphConverter(*state), error) from error
-            _parameters_as_parameters(graph_module, self.name_to_param, trainable)
-            for submodule in graph_module.modules():
-                if isinstance(submodule, torch.fx.GraphModule):
-                    _regions_from_scope_ops(submodule.graph, converter._TORCH_ENUM_TO_DTYPE)
-                    submodule.recompile()
-            export_kwargs.setdefault("strict", False)
-            try:
-                with _regions_left_on_error():
-                    program = torch.export.export(graph_module, self.sample_args, self.sample_kwargs,
-                                                  **export_kwargs)
-            except Exception as error:
-                raise ExportError(f"jitamp.export: torch.export cannot trace the converted model: "
-                                  f"{str(error).strip().splitlines()[0]}") from error
-            _constants_as_constants(program, graph_converter.name_to_constant)
-            return program
-
-    return Converter
-
-
-def _unconvertible(explainer: Any, error: Exception) -> ExportError:
-    """ExportError naming each node PyTorch's converter cannot convert,
-    with its source line."""
-    try:
-        explainer.explain()
-        nodes = list(explainer.unsupported_node_list)
-    except Exception:
-        nodes = []
-    cause = str(error.__cause__ or error).strip().splitlines()
-    lines = "".join(f"- {node.kind()}, at\n{_where(node)}" for node in nodes)
-    return ExportError(
-        f"jitamp.export: PyTorch's TorchScript converter (torch._export.converter) cannot "
-        f"convert the model: {error}{': ' + cause[0] if cause else ''}\n" + lines)
-
+# ---------------------------------------------------------------------------
+# The copy and its checks
 
 def _rewritten_copy(model: Any) -> Any:
     """A copy of `model` that shares nothing with it (saved and loaded),
@@ -182,7 +137,14 @@ def _rewritten_copy(model: Any) -> Any:
         raise TypeError(f"jitamp.export expects a scripted or loaded module or function, "
                         f"got {type(model).__name__}")
     buffer = io.BytesIO()
-    torch.jit.save(model, buffer)
+    try:
+        torch.jit.save(model, buffer)
+    except RuntimeError as error:  # what TorchScript cannot save, named with its line
+        if "Could not export Python function call" not in str(error):
+            raise
+        raise ExportError("jitamp.export: the model has what torch.export cannot hold:\n- a call of "
+                          "Python code TorchScript does not compile (@torch.jit.ignore), at\n"
+                          + str(error).split("\n", 2)[-1]) from None
     buffer.seek(0)
     copy = torch.jit.load(buffer)
     copy.train(model.training if isinstance(model, torch.jit.ScriptModule) else False)
@@ -190,25 +152,7 @@ def _rewritten_copy(model: Any) -> Any:
     return copy
 
 
-_APART = "jitamp_export_apart"
-
-
-def _mark_apart(graph: torch._C.Graph, remove: bool = False) -> None:
-    """Gives each node a distinct attribute (or removes it): freezing's
-    common-subexpression elimination then merges no two of eager's ops
-    (two `y.float()` of one value are two casts in eager's autograd graph,
-    and the gradient through them is summed in their order)."""
-    for index, node in enumerate(graph_nodes(graph)):
-        if remove:
-            if node.hasAttribute(_APART):
-                node.removeAttribute(_APART)
-        elif node.kind() != "prim::Constant":
-            node.i_(_APART, index)
-
-
-def _where(node: torch._C.Node) -> str:
-    text = node.sourceRange()
-    return text if text.strip() else f"(no source line) {node.kind()}\n"
+_where = _interpreter.source_line
 
 
 def _is_constant(value: torch._C.Value) -> bool:
@@ -222,17 +166,39 @@ def _check_exportable(graph: torch._C.Graph) -> None:
     for node in graph_nodes(graph):
         kind = node.kind()
         if kind == _ENTER:
-            problems += _scope_problems(node)
+            problems += _scope_problems(node, graph)
         elif kind.startswith("jitamp::") and kind != _EXIT:
             problems.append((node, f"{kind} has no torch.export form"))
         elif kind in ("prim::fork", "prim::awaitable"):
             problems.append((node, "torch.export takes no forks (torch.jit.fork)"))
+        elif kind == "prim::PythonOp":
+            problems.append((node, "a call of Python code TorchScript does not compile "
+                                   "(@torch.jit.ignore) has no torch.export form here"))
     if problems:
         raise ExportError("jitamp.export: the model has what torch.export cannot hold:\n" + "".join(
             f"- {why}, at\n{_where(node)}" for node, why in problems))
 
 
-def _scope_problems(enter: torch._C.Node) -> list[tuple[torch._C.Node, str]]:
+def _from_the_call(value: torch._C.Value, graph: torch._C.Graph) -> bool:
+    """Whether `value` depends on an argument of the call (not the module):
+    torch.export would fix it to the example's."""
+    module = list(graph.inputs())[0] if graph.inputs() else None
+    seen, todo = set(), [value]
+    while todo:
+        value = todo.pop()
+        if value in seen:
+            continue
+        seen.add(value)
+        producer = value.node()
+        if producer.kind() == "prim::Param":
+            if value is not module and value != module:
+                return True
+            continue
+        todo += list(producer.inputs())
+    return False
+
+
+def _scope_problems(enter: torch._C.Node, graph: torch._C.Graph) -> list[tuple[torch._C.Node, str]]:
     inputs = list(enter.inputs())
     if len(inputs) == 1:
         return [(enter, "an autocast scope whose autocast object is used otherwise "
@@ -240,25 +206,196 @@ def _scope_problems(enter: torch._C.Node) -> list[tuple[torch._C.Node, str]]:
     names = ("device_type", "dtype", "enabled", "cache_enabled")
     problems = []
     for name, value in zip(names, inputs):
-        if _is_constant(value):
-            continue
         producer = value.node()
         if (name == "dtype" and producer.kind() == _AUTOCAST_DTYPE_QUERY
                 and all(_is_constant(v) for v in producer.inputs())):
-            device = inputs[0].toIValue()
+            device = inputs[0].toIValue() if _is_constant(inputs[0]) else None
             if _is_constant(inputs[2]) and not inputs[2].toIValue():
                 continue  # a disabled scope: no dtype matters
-            warnings.warn(
-                f"jitamp.export: an autocast scope without dtype= runs in "
-                f"{torch.get_autocast_dtype(device)}, the thread's {device} autocast dtype now "
-                f"(torch.export fixes it when it traces, as for an eager module; eager reads it "
-                f"when the scope runs), at\n{_where(enter)}", UserWarning, stacklevel=3)
+            if device is not None:
+                warnings.warn(
+                    f"jitamp.export: an autocast scope without dtype= runs in "
+                    f"{torch.get_autocast_dtype(device)}, the thread's {device} autocast dtype now "
+                    f"(torch.export fixes it when it traces, as for an eager module; eager reads it "
+                    f"when the scope runs), at\n{_where(enter)}", UserWarning, stacklevel=4)
             continue
-        problems.append((enter, f"the autocast scope's {name} is known only at run time "
-                                f"(torch.export fixes it when it traces; make it a constant "
-                                f"or a module attribute)"))
+        if _from_the_call(value, graph):
+            problems.append((enter, f"the autocast scope's {name} is known only at run time "
+                                    f"(torch.export fixes it when it traces; make it a constant "
+                                    f"or a module attribute)"))
     return problems
 
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _untraceable(error: Exception) -> ExportError:
+    """ExportError for a failed trace, naming the node that failed and its
+    source line where the interpreter ran it."""
+    cause: BaseException | None = error
+    while cause is not None and not isinstance(cause, _interpreter.InterpreterError):
+        cause = cause.__cause__ or cause.__context__
+    first = _first_line(error)
+    if cause is None:
+        return ExportError(f"jitamp.export: torch.export cannot trace the model: {first}")
+    inner = cause.__cause__ or cause
+    detail = str(inner).strip().splitlines()
+    return ExportError(
+        f"jitamp.export: torch.export cannot trace the model: {cause.node.kind()}: "
+        f"{type(inner).__name__}: {detail[0] if detail else ''}, at\n{_where(cause.node)}")
+
+
+# ---------------------------------------------------------------------------
+# The module torch.export traces
+
+class _ModuleRef:
+    """A module of the model, as the graph's values hold it."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def child(self, attribute: str) -> str:
+        return f"{self.name}.{attribute}" if self.name else attribute
+
+
+class _Shared(list):
+    """A list that torch.export's copies of the module share."""
+
+    def __deepcopy__(self, memo: dict) -> "_Shared":
+        return self
+
+
+class _Program(torch.nn.Module, _interpreter.Hooks):
+    """Runs the export graph (_interpreter.run) with the model's parameters
+    and buffers, registered here under the model's names, so torch.export
+    lifts them as it lifts an eager module's."""
+
+    def __init__(self, copy: Any, graph: torch._C.Graph, signature: inspect.Signature):
+        super().__init__()
+        self.__dict__["_graph"] = graph
+        self.__dict__["_scripted"] = dict(copy.named_modules())
+        self._tensors: set[str] = set()
+        self.training = copy.training
+        for name, submodule in copy.named_modules():
+            if name:
+                owner_name, _, leaf = name.rpartition(".")
+                self.get_submodule(owner_name).add_module(leaf, torch.nn.Module())
+            owner = self.get_submodule(name)
+            owner.training = submodule.training
+            for leaf, parameter in submodule.named_parameters(recurse=False):
+                owner.register_parameter(leaf, torch.nn.Parameter(
+                    parameter.detach(), requires_grad=parameter.requires_grad))
+                self._tensors.add(f"{name}.{leaf}" if name else leaf)
+            for leaf, buffer in submodule.named_buffers(recurse=False):
+                owner.register_buffer(leaf, buffer.detach())
+                self._tensors.add(f"{name}.{leaf}" if name else leaf)
+        self._register_other_tensor_attributes(graph)
+        self.ops = {_ENTER: self._enter, _EXIT: self._exit, _GRAD_MODE: self._grad_mode,
+                    _CACHE_FLAG: self._cache_flag}
+        # the cache flag eager would read: the caller's, then each region's
+        # (torch.export traces with the cache off)
+        self.cache_flags = _Shared([torch.is_autocast_cache_enabled()])
+        self.grad_mode_reads = _Shared()
+        self.__dict__["_signature"] = signature
+
+    def _register_other_tensor_attributes(self, graph: torch._C.Graph) -> None:
+        """Tensor attributes the graph reads that are neither parameters nor
+        buffers (plain tensor attributes of a scripted module): buffers here,
+        not saved in the state dict, as torch.export takes a tensor constant."""
+        names = {list(graph.inputs())[0]: ""} if list(graph.inputs()) else {}
+        for node in graph_nodes(graph):
+            if node.kind() != "prim::GetAttr" or node.input() not in names:
+                continue
+            owner = names[node.input()]
+            name = node.s("name")
+            full = f"{owner}.{name}" if owner else name
+            value = getattr(self._scripted[owner], name)
+            if isinstance(value, torch.jit.ScriptModule):
+                names[node.output()] = full
+            elif isinstance(value, torch.Tensor) and full not in self._tensors:
+                self.get_submodule(owner).register_buffer(name, value.detach(), persistent=False)
+                self._tensors.add(full)
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        bound = self._signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        return _interpreter.run(self._graph, [_ModuleRef(""), *bound.args[1:]], self)
+
+    # _interpreter.Hooks
+    def is_module(self, value: Any) -> bool:
+        return isinstance(value, _ModuleRef)
+
+    def get_attribute(self, module: _ModuleRef, name: str) -> Any:
+        full = module.child(name)
+        if full in self._tensors:
+            return getattr(self.get_submodule(module.name), name)
+        value = getattr(self._scripted[module.name], name)
+        if isinstance(value, torch.jit.ScriptModule):
+            return _ModuleRef(full)
+        return _interpreter.as_ivalue(value)
+
+    def set_attribute(self, module: _ModuleRef, name: str, value: Any) -> None:
+        if module.child(name) not in self._tensors:
+            raise RuntimeError(f"the model sets its attribute {module.child(name)!r}, which a "
+                               f"torch.export program cannot hold (it holds tensors as state)")
+        setattr(self.get_submodule(module.name), name, value)
+
+    def _enter(self, node: torch._C.Node, device: str, dtype: Any, enabled: bool,
+               cache_enabled: bool | None) -> tuple[torch.autocast, int]:
+        dtype = _interpreter.as_dtype(dtype) if dtype is not None else None
+        self.cache_flags.append(self.cache_flags[-1] if cache_enabled is None else cache_enabled)
+        return _region_enter(device, dtype, enabled, cache_enabled), 0
+
+    def _exit(self, node: torch._C.Node, region: torch.autocast) -> None:
+        self.cache_flags.pop()
+        _region_exit(region)
+
+    def _cache_flag(self, node: torch._C.Node) -> bool:
+        return self.cache_flags[-1]
+
+    def _grad_mode(self, node: torch._C.Node) -> bool:
+        self.grad_mode_reads.append(node)
+        return torch.is_grad_enabled()
+
+
+def _warn_of_grad_mode_reads(module: _Program) -> None:
+    """A model that reads the grad mode (nn.MultiheadAttention's fast path,
+    say) is traced in the grad mode of the call to jitamp.export, and the
+    program keeps what that decided (as torch.export of an eager module
+    does): said, since eager decides it at each call."""
+    if module.grad_mode_reads:
+        mode = "on" if torch.is_grad_enabled() else "off (torch.no_grad())"
+        warnings.warn(
+            f"jitamp.export: the model reads torch.is_grad_enabled(); the program keeps what it "
+            f"decided with grad mode {mode}, as in this call of jitamp.export, whatever the grad "
+            f"mode it is called in (eager decides at each call; export under the grad mode the "
+            f"program will run in), at\n{_where(module.grad_mode_reads[0])}", UserWarning, stacklevel=3)
+
+
+def _program(copy: Any, graph: torch._C.Graph) -> _Program:
+    """A _Program whose forward has the model's signature: torch.export
+    binds `dynamic_shapes` (and the example's kwargs) by its names."""
+    arguments = copy.forward.schema.arguments[1:]
+    parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)] + [
+        inspect.Parameter(argument.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                          default=(_interpreter.as_ivalue(argument.default_value)
+                                   if argument.has_default_value() else inspect.Parameter.empty))
+        for argument in arguments]
+
+    def forward(self: _Program, *args: Any, **kwargs: Any) -> Any:
+        return self.run(*args, **kwargs)
+
+    forward.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    program_class = type("ExportedTorchScript", (_Program,), {"forward": forward})
+    return program_class(copy, graph, forward.__signature__)
+
+
+# ---------------------------------------------------------------------------
+# Regions
 
 _open_regions = threading.local()  # .stack: the regions a trace has entered and not left
 
@@ -296,64 +433,58 @@ def _regions_left_on_error() -> Iterator[None]:
         _open_regions.stack = outer
 
 
-def _regions_from_scope_ops(graph: torch.fx.Graph, dtypes: dict[int, torch.dtype]) -> None:
-    """The converted scope ops as calls that enter and exit eager's autocast
-    (torch.export makes each region its wrap_with_autocast). `dtypes`:
-    ScalarType codes (TorchScript's dtype constants) to torch dtypes."""
-    enter_op = torch.ops.jitamp.autocast_enter.args
-    exit_op = torch.ops.jitamp.autocast_exit.default
-    dtype_query = torch.ops.aten.get_autocast_dtype.default
-    for node in list(graph.nodes):
-        if node.target is enter_op:
-            device, dtype, enabled, cache = node.args  # TorchScript's constants: ints
-            query = dtype if isinstance(dtype, torch.fx.Node) and dtype.target is dtype_query else None
-            with graph.inserting_before(node):
-                region = graph.call_function(_region_enter, (device, None if query else dtypes[dtype],
-                                                             bool(enabled), None if cache is None else bool(cache)))
-            for user in list(node.users):
-                assert user.target is operator.getitem, user
-                if user.args[1] == 0:
-                    user.replace_all_uses_with(region)
-                assert not user.users, user
-                graph.erase_node(user)
-            graph.erase_node(node)
-            if query is not None and not query.users:
-                graph.erase_node(query)
-        elif node.target is exit_op:
-            node.target = _region_exit
+def _with_explicit_casts(program: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The program with its regions traced under eager's autocast
+    (torch.export's run_decompositions, with no decompositions, lowers each
+    wrap_with_autocast so): each cast the region's autocast makes becomes
+    an op, and no region is left.
+
+    An op that eager's autocast does not cast but whose kernel reaches ops
+    it casts (gru_cell's linears, _transformer_encoder_layer_fwd's) would
+    run whole in the program, without those casts: the program is checked
+    against the regions' on the example (dtypes and bits), and ExportError
+    where they differ."""
+    try:
+        lowered = program.run_decompositions({})
+    except Exception as error:
+        raise ExportError(f"jitamp.export: torch.export cannot lower the regions to explicit casts: "
+                          f"{_first_line(error)} (export with regions, explicit_casts=False)") from error
+    left = _region_nodes(lowered)
+    if left:
+        raise ExportError(f"jitamp.export: torch {torch.__version__} left {len(left)} autocast "
+                          f"regions in the program with explicit casts")
+    with torch.no_grad(), torch.random.fork_rng():  # (the same random numbers for both: dropout)
+        torch.manual_seed(0)
+        expected = program.module()(*args, **kwargs)
+        torch.manual_seed(0)
+        try:
+            difference = _first_difference(expected, lowered.module()(*args, **kwargs))
+        except Exception as error:
+            difference = f"it raises {type(error).__name__}: {_first_line(error)}"
+    if difference:
+        raise ExportError(
+            f"jitamp.export: with explicit casts the program computes otherwise than eager's "
+            f"autocast on the example ({difference}): an op's kernel reaches ops eager's autocast "
+            f"casts (export with regions, explicit_casts=False)")
+    return lowered
 
 
-def _parameters_as_parameters(graph_module: torch.fx.GraphModule,
-                              name_to_param: dict[str, torch.Tensor], trainable: set[str]) -> None:
-    """The model's parameters as the graph module's (fx.GraphModule makes
-    every tensor it is given a buffer), so that the program's are too,
-    requiring grad where the model's do (`trainable`)."""
-    for name, tensor in name_to_param.items():
-        owner_name, _, leaf = name.rpartition(".")
-        owner = graph_module.get_submodule(owner_name)
-        if isinstance(getattr(owner, leaf, None), torch.nn.Parameter):
-            continue
-        delattr(owner, leaf)
-        owner.register_parameter(leaf, torch.nn.Parameter(tensor, requires_grad=name in trainable))
+def _first_difference(expected: Any, got: Any) -> str | None:
+    """Where two outputs differ in dtype or bits (None if nowhere)."""
+    left, right = torch.utils._pytree.tree_leaves(expected), torch.utils._pytree.tree_leaves(got)
+    for index, (a, b) in enumerate(zip(left, right)):
+        if isinstance(a, torch.Tensor):
+            if a.dtype != b.dtype:
+                return f"output {index}: {b.dtype} where eager gives {a.dtype}"
+            if not torch.equal(a, b) and not (a.is_floating_point() and torch.equal(a.isnan(), b.isnan())
+                                               and torch.equal(a.nan_to_num(), b.nan_to_num())):
+                return f"output {index}: other values"
+    return None
 
 
-def _constants_as_constants(program: Any, name_to_constant: dict[str, Any]) -> None:
-    """Tensor constants of the graph are the program's constants, not
-    buffers (retracing takes a graph module's tensor attributes for
-    buffers)."""
-    from torch.export.graph_signature import InputKind
-
-    constants = {k: v for k, v in name_to_constant.items()
-                 if isinstance(v, (torch.Tensor, torch.ScriptObject))}
-    if not constants:
-        return
-    program._constants.update(constants)
-    for name in constants:
-        program.state_dict.pop(name, None)
-    for spec in program.graph_signature.input_specs:
-        if spec.kind == InputKind.BUFFER and spec.target in constants:
-            spec.kind = InputKind.CONSTANT_TENSOR
-            spec.persistent = None
+def _region_nodes(program: Any) -> list[torch.fx.Node]:
+    return [node for module in program.graph_module.modules() if isinstance(module, torch.fx.GraphModule)
+            for node in module.graph.nodes if node.target is torch.ops.higher_order.wrap_with_autocast]
 
 
 __all__ = ["export", "ExportError"]

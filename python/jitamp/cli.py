@@ -13,6 +13,7 @@ import importlib.util
 import os
 import re
 import sys
+import tempfile
 import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -150,12 +151,18 @@ def _parser() -> argparse.ArgumentParser:
 
     export = sub.add_parser(
         "export",
-        help="a saved TorchScript model as a torch.export program, autocast regions kept",
+        help="a saved TorchScript model as a torch.export program, with eager's autocast",
         description="Load a saved TorchScript model (scripted with or without jitamp, or converted), "
-        "export its forward with torch.export, each autocast scope as torch.export's autocast region "
-        "(jitamp.export), and write it with torch.export.save.",
+        "export its forward with torch.export (jitamp.export), and write it with torch.export.save. "
+        "Two forms: by default each autocast scope is torch.export's autocast region "
+        "(wrap_with_autocast), which AOTInductor and ep.module() run under eager's autocast; with "
+        "--explicit-casts no region is left and every cast eager's autocast makes is an op of the "
+        "program (fixed to this torch's autocast policy), for backends that run no autocast regions. "
+        "Both give eager autocast's dtypes and bits; where explicit casts cannot (an op whose own "
+        "kernel reaches ops autocast casts), export refuses.",
         epilog="example:\n  python -c \"import torch; torch.save((torch.randn(4, 8),), 'args.pt')\"\n"
-        "  jitamp export model.pt args.pt model.pt2\n\n"
+        "  jitamp export model.pt args.pt model.pt2\n"
+        "  jitamp export --explicit-casts model.pt args.pt model.pt2\n\n"
         "OUT.pt2 loads with torch.export.load and needs no jitamp.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -163,6 +170,8 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("example_args", metavar="ARGS.pt",
                         help="the example inputs: a torch.save'd tuple (or one tensor)")
     export.add_argument("output", metavar="OUT.pt2")
+    export.add_argument("--explicit-casts", action="store_true",
+                        help="no autocast regions: every cast eager's autocast makes written out as an op")
     _add_library_flags(export)
     _add_common_flags(export)
 
@@ -615,11 +624,8 @@ def convert(args: argparse.Namespace) -> str:
             raise CliError(f"cannot convert {args.input}: {_first_line(error)}") from error
         scripted = loaded
         done = f"; {', '.join(methods)} run{'s' if len(methods) == 1 else ''} under autocast {args.autocast}"
-    try:
-        with torchscript_deprecation_ignored():
-            torch.jit.save(scripted, args.output)
-    except Exception as error:
-        raise CliError(f"cannot save {args.output}: {_first_line(error)}") from error
+    with torchscript_deprecation_ignored():
+        _save_atomically(args.output, lambda path: torch.jit.save(scripted, path))
     return f"wrote {args.output}{done} (load it with torch.jit.load after `import jitamp`, or jitamp.load)\n"
 
 
@@ -628,7 +634,7 @@ def export(args: argparse.Namespace) -> str:
     if not os.path.isfile(args.example_args):
         raise CliError(f"no such file: {args.example_args}")
     try:
-        example = torch.load(args.example_args)
+        example = torch.load(args.example_args, weights_only=True)  # (runs no code of the file's)
     except Exception as error:
         raise CliError(f"cannot load {args.example_args} with torch.load: {_first_line(error)}") from error
     if isinstance(example, list):
@@ -638,20 +644,42 @@ def export(args: argparse.Namespace) -> str:
     import jitamp
 
     try:
-        program = jitamp.export(loaded, example)
+        program = jitamp.export(loaded, example, explicit_casts=args.explicit_casts)
     except jitamp.ExportError as error:
         raise CliError(f"cannot export {args.input}: {str(error).split(': ', 1)[1]}") from error
     except Exception as error:
         raise CliError(f"cannot export {args.input}: {_first_line(error)}") from error
-    try:
-        torch.export.save(program, args.output)
-    except Exception as error:
-        raise CliError(f"cannot save {args.output}: {_first_line(error)}") from error
+    _save_atomically(args.output, lambda path: torch.export.save(program, path))
     regions = sum(node.target is torch.ops.higher_order.wrap_with_autocast
                   for module in program.graph_module.modules() if isinstance(module, torch.fx.GraphModule)
                   for node in module.graph.nodes)
-    return (f"wrote {args.output}: {regions} autocast region{'' if regions == 1 else 's'} "
-            f"(load it with torch.export.load; it needs no jitamp)\n")
+    casts = sum(node.target is torch.ops.aten._to_copy.default for node in program.graph.nodes)
+    form = (f"no autocast region, {casts} explicit cast{'' if casts == 1 else 's'}" if args.explicit_casts
+            else f"{regions} autocast region{'' if regions == 1 else 's'}")
+    return f"wrote {args.output}: {form} (load it with torch.export.load; it needs no jitamp)\n"
+
+
+def _save_atomically(output: str, save: Callable[[str], None]) -> None:
+    """`save(path)` to a new file beside `output`, then renamed to it: a
+    save that fails or is interrupted leaves whatever was at `output` (the
+    model being converted in place, say) as it was."""
+    directory, name = os.path.split(os.path.abspath(output))
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=os.path.splitext(name)[1] or ".tmp",
+                                             dir=directory if os.path.isdir(directory) else None)
+    os.close(descriptor)
+    try:
+        if not os.path.isdir(directory):
+            raise FileNotFoundError(f"no such directory: {directory}")
+        save(temporary)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # as a file the save made itself
+        os.replace(temporary, output)
+    except Exception as error:
+        raise CliError(f"cannot save {output}: {_first_line(error)}") from error
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
 
 
 # The dispatch key of each device type's autocast kernels (by the name

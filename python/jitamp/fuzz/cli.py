@@ -47,6 +47,8 @@ def _worker(args) -> int:
     _deterministic_kernels_on(args.device)
     from .generator import generate
     from .runner import run_source
+    if args.export:
+        from .export import run_export_source as run_source
     directory = tempfile.mkdtemp(prefix="jitamp_fuzz_")
     # The JSON lines go to stdout's file; whatever else writes to stdout
     # (a program, torch's C++ code) goes where stderr goes.
@@ -72,7 +74,7 @@ def _reader(proc, q, wid):
 
 def run_batch(seed: int, start: int, count: int, jobs: int, *, save_share: float,
               restart_every: int, timeout: float, progress: bool = True, device: str | None = None,
-              budget: float | None = None) -> dict:
+              budget: float | None = None, export: bool = False) -> dict:
     chunks = collections.deque(
         (a, min(a + restart_every, start + count)) for a in range(start, start + count, restart_every))
     q: queue.Queue = queue.Queue()
@@ -84,7 +86,8 @@ def run_batch(seed: int, start: int, count: int, jobs: int, *, save_share: float
 
     def launch(a, b):
         cmd = [sys.executable, "-m", "jitamp.fuzz", "--worker", "--seed", str(seed), "--start", str(a),
-               "--stop", str(b), "--save-share", str(save_share)] + (["--device", device] if device else [])
+               "--stop", str(b), "--save-share", str(save_share)] + (["--device", device] if device else []) + (
+                   ["--export"] if export else [])
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         wid = next_id[0]
         next_id[0] += 1
@@ -135,10 +138,16 @@ def run_batch(seed: int, start: int, count: int, jobs: int, *, save_share: float
                 finish(wid, "hang")
         if progress and now - last_report[0] > 10:
             last_report[0] = now
-            bad = sum(1 for r in results.values() if r["kind"] not in ("ok", "reject"))
+            bad = sum(1 for r in results.values() if _failing(r["kind"]))
             print(f"[{now - t0:6.0f}s] {len(results)}/{count} programs, {bad} failing, "
                   f"{len(results) / (now - t0):.1f} programs/s", flush=True)
     return {"results": results, "time": time.monotonic() - t0}
+
+
+def _failing(kind: str) -> bool:
+    """Whether an outcome fails the batch: not ok, not a generator reject,
+    not a known finding, not a refusal of jitamp.export (--export)."""
+    return kind not in ("ok", "reject") and not kind.startswith(("known:", "refused:"))
 
 
 def summarize(batch: dict) -> str:
@@ -149,8 +158,11 @@ def summarize(batch: dict) -> str:
     features = collections.Counter(f for r in results.values() for f in r.get("features", []))
     lines = [f"programs: {n} in {batch['time']:.1f}s ({n / max(batch['time'], 1e-9):.1f} programs/s)"]
     lines.append("outcomes: " + ", ".join(f"{k}={v}" for k, v in sorted(kinds.items())))
-    failing = {k: v for k, v in kinds.items() if k not in ("ok", "reject") and not k.startswith("known:")}
+    failing = {k: v for k, v in kinds.items() if _failing(k)}
     lines.append(f"mismatches/failures: {sum(failing.values())} " + str(dict(sorted(failing.items()))))
+    refused = {k[len("refused:"):]: v for k, v in kinds.items() if k.startswith("refused:")}
+    if refused:
+        lines.append(f"refused by jitamp.export: {sum(refused.values())} " + str(dict(sorted(refused.items()))))
     lines.append(f"generator rejects: {kinds.get('reject', 0)}")
     lines.append(f"programs where eager raises: {eager_raised}")
     lines.append(f"features covered: {len(features)}")
@@ -167,6 +179,8 @@ def _single(args) -> int:
     from .generator import generate
     from .runner import repro_source, run_source
     from .shrink import shrink_failure
+    if args.export:
+        from .export import run_export_source as run_source
     directory = tempfile.mkdtemp(prefix="jitamp_fuzz_")
     program = generate(args.seed, args.index, save_share=args.save_share, device=args.device)
     source = program.render()
@@ -177,7 +191,7 @@ def _single(args) -> int:
     if not result.failed:
         return 0
     print(result.message[:3000])
-    if args.out:
+    if args.out and not args.export:
         if not args.no_shrink and result.kind not in ("crash", "hang"):
             program, tries = shrink_failure(program, result.kind, directory, budget_s=args.shrink_budget)
             print(f"shrunk in {tries} tries")
@@ -218,6 +232,9 @@ def parser(prog: str = "python -m jitamp.fuzz") -> argparse.ArgumentParser:
     p.add_argument("--device", default=None,
                    help="where the programs' tensors live, e.g. cuda: inputs and parameters there, "
                         "scopes and eager regions mostly that device's (default: CPU, scopes mostly CPU's)")
+    p.add_argument("--export", action="store_true",
+                   help="export mode: compare eager with jitamp.export's program (ep.module()); "
+                        "refusals are counted by reason")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     return p
 
@@ -230,18 +247,17 @@ def main(argv=None, prog: str = "python -m jitamp.fuzz") -> int:
         return _single(args)
     batch = run_batch(args.seed, args.start, args.count, args.jobs, save_share=args.save_share,
                       restart_every=args.restart_every, timeout=args.timeout, device=args.device,
-                      budget=args.budget)
+                      budget=args.budget, export=args.export)
     print(summarize(batch))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"seed": args.seed, "device": args.device, "time": batch["time"],
                        "results": [batch["results"][i] for i in sorted(batch["results"])]}, f)
-    failing = sorted(i for i, r in batch["results"].items() if r["kind"] not in ("ok", "reject")
-                     and not r["kind"].startswith("known:"))
+    failing = sorted(i for i, r in batch["results"].items() if _failing(r["kind"]))
     for i in failing:
         r = batch["results"][i]
         print(f"  index {i}: {r['kind']}: {r['message'].splitlines()[0][:200] if r['message'] else ''}")
-    if args.out and failing:
+    if args.out and failing and not args.export:
         for i in failing[:args.max_shrink]:
             cmd = [sys.executable, "-m", "jitamp.fuzz", "--seed", str(args.seed), "--index", str(i),
                    "--out", args.out, "--save-share", str(args.save_share),

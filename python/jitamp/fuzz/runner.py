@@ -86,7 +86,7 @@ class Result:
 
     @property
     def failed(self) -> bool:
-        return self.kind not in ("ok", "reject")
+        return self.kind not in ("ok", "reject") and not self.kind.startswith("refused:")
 
     @property
     def category(self) -> str:

@@ -1,0 +1,117 @@
+"""The fuzzer's export mode (`jitamp fuzz --export`): each program scripted
+with jitamp, exported with jitamp.export, and the program's `ep.module()`
+compared with eager on calls 1, 2 and 3 by the oracle's rules (outputs,
+dtypes, bits, errors, the autocast state after the call; no gradients).
+Exported and called under the program's OUTER (an eager autocast, no_grad
+or inference_mode region), as a user exports in the state the program will
+run in. A program jitamp.export refuses is `refused:<reason>` (not a
+failure: the reasons are counted); one it accepts and that differs is a
+`mismatch:<what>`."""
+from __future__ import annotations
+
+import re
+import traceback
+import warnings
+from typing import Any
+
+import torch
+
+from . import oracle
+from .runner import (CALLS, Result, _unwrapping_callee_errors, classify, jitamp_enabled, load_source,
+                     make_outer, unload)
+
+
+def run_export_source(source: str, directory: str, stem: str = "fx") -> Result:
+    oracle.reset_autocast_state()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return _run(source, directory, stem)
+        finally:
+            oracle.reset_autocast_state()
+
+
+def refusal(message: str) -> str:
+    """The reason an ExportError gives, as a short key."""
+    if "known only at run time" in message:
+        return "run-time-scope-argument"
+    if "takes no forks" in message:
+        return "fork"
+    if "@torch.jit.ignore" in message:
+        return "ignored-python"
+    if "used otherwise than by the scope" in message:
+        return "escaping-scope-object"
+    if "has no torch.export form" in message:
+        return "jitamp-op"
+    traced = re.search(r"cannot trace the model: ([\w:]+): (\w+)", message)
+    if traced:
+        return f"trace:{traced.group(1)}:{traced.group(2)}"
+    if "cannot trace the model" in message:
+        return "trace:" + re.sub(r"[^\w]+", "-", message.split("cannot trace the model: ", 1)[1][:40]).strip("-")
+    return "other"
+
+
+def _run(source: str, directory: str, stem: str) -> Result:
+    import jitamp
+
+    try:
+        with jitamp_enabled(True):
+            module = load_source(source, directory, stem)
+            module.SOURCE = source
+            obj = module.build()
+            scripted = torch.jit.script(obj)
+    except Exception as exc:  # the normal mode classifies scripting failures
+        return Result("reject", f"{type(exc).__name__}: {exc}")
+    try:
+        outer = make_outer(module.OUTER)
+        with jitamp_enabled(module.RUNTIME_JITAMP):
+            try:
+                with outer() if outer is not None else _nothing():
+                    program = jitamp.export(scripted, tuple(module.make_args(1)))
+            except jitamp.ExportError as exc:
+                return Result("refused:" + refusal(str(exc)), str(exc))
+            except Exception:
+                return Result("export-crash", traceback.format_exc())
+            fixed = [call for call in CALLS if _same_non_tensors(module.make_args(1), module.make_args(call))]
+            try:
+                oracle.check_against_eager(_unwrapping_callee_errors(obj), module.make_args(1),
+                                           scripted=program.module(), outer=outer, calls=fixed, grad=False,
+                                           args_for_call=module.make_args)
+            except AssertionError as exc:
+                return Result("mismatch:" + classify(str(exc)), str(exc))
+            for call in sorted(set(CALLS) - set(fixed)):
+                # torch.export fixes a non-tensor input (a flag, an int,
+                # None) to the example's: the program must refuse another
+                with outer() if outer is not None else _nothing():
+                    try:
+                        program.module()(*module.make_args(call))
+                    except Exception:
+                        continue
+                return Result("mismatch:unguarded-input", f"call {call}: the program computed with a "
+                              f"non-tensor input other than the example's it was exported with")
+        return Result("ok")
+    except Exception:
+        return Result("harness", traceback.format_exc())
+    finally:
+        unload(module)
+
+
+def _same_non_tensors(example: list, args: list) -> bool:
+    """Whether `args` differ from `example` in tensors' values only."""
+    if len(example) != len(args):
+        return False
+    for a, b in zip(example, args):
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+            if a.shape != b.shape or a.dtype != b.dtype:
+                return False
+        elif type(a) is not type(b) or a != b:
+            return False
+    return True
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
