@@ -279,6 +279,11 @@ class _Program(torch.nn.Module, _interpreter.Hooks):
         self.__dict__["_graph"] = graph
         self.__dict__["_scripted"] = dict(copy.named_modules())
         self._tensors: set[str] = set()
+        # the model's tensors by identity -> (the tensor, its first name):
+        # a tied weight is one parameter here, under each of its names, and
+        # a list attribute holding parameters (nn.LSTM's _flat_weights)
+        # reads them
+        self.__dict__["_names"] = {}
         self.training = copy.training
         for name, submodule in copy.named_modules():
             if name:
@@ -287,12 +292,14 @@ class _Program(torch.nn.Module, _interpreter.Hooks):
             owner = self.get_submodule(name)
             owner.training = submodule.training
             for leaf, parameter in submodule.named_parameters(recurse=False):
-                owner.register_parameter(leaf, torch.nn.Parameter(
+                made = self._known(parameter)
+                owner.register_parameter(leaf, made if made is not None else torch.nn.Parameter(
                     parameter.detach(), requires_grad=parameter.requires_grad))
-                self._tensors.add(f"{name}.{leaf}" if name else leaf)
+                self._add(parameter, f"{name}.{leaf}" if name else leaf)
             for leaf, buffer in submodule.named_buffers(recurse=False):
-                owner.register_buffer(leaf, buffer.detach())
-                self._tensors.add(f"{name}.{leaf}" if name else leaf)
+                made = self._known(buffer)
+                owner.register_buffer(leaf, made if made is not None else buffer.detach())
+                self._add(buffer, f"{name}.{leaf}" if name else leaf)
         self._register_other_tensor_attributes(graph)
         self.ops = {_ENTER: self._enter, _EXIT: self._exit, _GRAD_MODE: self._grad_mode,
                     _CACHE_FLAG: self._cache_flag}
@@ -301,6 +308,20 @@ class _Program(torch.nn.Module, _interpreter.Hooks):
         self.cache_flags = _Shared([torch.is_autocast_cache_enabled()])
         self.grad_mode_reads = _Shared()
         self.__dict__["_signature"] = signature
+
+    def _known(self, tensor: torch.Tensor) -> torch.Tensor | None:
+        """This module's tensor for one of the model's registered already."""
+        known = self._names.get(id(tensor))
+        return self._state(known[1]) if known is not None else None
+
+    def _add(self, tensor: torch.Tensor, name: str) -> None:
+        self._names.setdefault(id(tensor), (tensor, name))
+        self._tensors.add(name)
+
+    def _state(self, name: str) -> torch.Tensor:
+        """The tensor registered under `name` (torch.export swaps it while it traces)."""
+        owner, _, leaf = name.rpartition(".")
+        return getattr(self.get_submodule(owner), leaf)
 
     def _register_other_tensor_attributes(self, graph: torch._C.Graph) -> None:
         """Tensor attributes the graph reads that are neither parameters nor
@@ -317,8 +338,10 @@ class _Program(torch.nn.Module, _interpreter.Hooks):
             if isinstance(value, torch.jit.ScriptModule):
                 names[node.output()] = full
             elif isinstance(value, torch.Tensor) and full not in self._tensors:
-                self.get_submodule(owner).register_buffer(name, value.detach(), persistent=False)
-                self._tensors.add(full)
+                made = self._known(value)
+                self.get_submodule(owner).register_buffer(
+                    name, made if made is not None else value.detach(), persistent=False)
+                self._add(value, full)
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
         bound = self._signature.bind(self, *args, **kwargs)
@@ -336,6 +359,10 @@ class _Program(torch.nn.Module, _interpreter.Hooks):
         value = getattr(self._scripted[module.name], name)
         if isinstance(value, torch.jit.ScriptModule):
             return _ModuleRef(full)
+        if isinstance(value, (list, tuple)):  # a list of parameters reads this module's
+            value = type(value)(self._state(self._names[id(item)][1])
+                                if isinstance(item, torch.Tensor) and id(item) in self._names else item
+                                for item in value)
         return _interpreter.as_ivalue(value)
 
     def set_attribute(self, module: _ModuleRef, name: str, value: Any) -> None:

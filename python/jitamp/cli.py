@@ -106,8 +106,8 @@ def _parser() -> argparse.ArgumentParser:
     which.add_argument(
         "--export",
         action="store_true",
-        help="the forward graph jitamp.export converts (inlined, frozen, each scope's arguments "
-        "explicit, no smart casts)",
+        help="the forward graph jitamp.export runs for torch.export to trace (inlined, each "
+        "scope's arguments explicit, no smart casts)",
     )
     methods = dump.add_mutually_exclusive_group()
     methods.add_argument("--method", metavar="NAME", help="the module method to dump (default: forward)")
@@ -633,14 +633,7 @@ def export(args: argparse.Namespace) -> str:
     loaded = _saved_target(args.input).make_scripted(False)
     if not os.path.isfile(args.example_args):
         raise CliError(f"no such file: {args.example_args}")
-    try:
-        example = torch.load(args.example_args, weights_only=True)  # (runs no code of the file's)
-    except Exception as error:
-        raise CliError(f"cannot load {args.example_args} with torch.load: {_first_line(error)}") from error
-    if isinstance(example, list):
-        example = tuple(example)
-    elif not isinstance(example, tuple):
-        example = (example,)
+    example = _example_inputs(args.example_args)
     import jitamp
 
     try:
@@ -657,6 +650,33 @@ def export(args: argparse.Namespace) -> str:
     form = (f"no autocast region, {casts} explicit cast{'' if casts == 1 else 's'}" if args.explicit_casts
             else f"{regions} autocast region{'' if regions == 1 else 's'}")
     return f"wrote {args.output}: {form} (load it with torch.export.load; it needs no jitamp)\n"
+
+
+def _example_inputs(path: str) -> tuple:
+    """The example inputs `path` holds (a tuple or list of them, or one
+    tensor), loaded with weights_only=True: tensors, Python scalars, None,
+    and tuples, lists and dicts of them load, and a file that would run code
+    or make other objects while it loads is refused (on every torch: before
+    2.6 torch.load unpickled anything by default)."""
+    try:
+        example = torch.load(path, weights_only=True)
+    except Exception as error:
+        if "Weights only load failed" in str(error) or "nsupported global" in str(error).lower():
+            found = re.search(r"(?i)unsupported global:?\s+(?:GLOBAL\s+)?([\w.]+)", str(error))
+            raise CliError(f"refusing {path}: it holds more than tensors"
+                           f"{' (' + found.group(1) + ')' if found else ''}, and loading it would run "
+                           f"code of the file's (torch.load with weights_only=True)") from error
+        raise CliError(f"cannot load {path} with torch.load: {_first_line(error)}") from error
+    if isinstance(example, list):
+        example = tuple(example)
+    elif not isinstance(example, tuple):
+        example = (example,)
+    bad = [type(leaf).__name__ for leaf in torch.utils._pytree.tree_leaves(example)
+           if not isinstance(leaf, (torch.Tensor, bool, int, float, type(None)))]
+    if bad:
+        raise CliError(f"{path} holds {', '.join(sorted(set(bad)))} among its example inputs: expected "
+                       f"tensors (a tuple or list of them, or one), with Python numbers or None beside them")
+    return example
 
 
 def _save_atomically(output: str, save: Callable[[str], None]) -> None:

@@ -1,4 +1,4 @@
-// Pass (export pipeline): a frozen, rewritten graph as torch.export takes
+// Pass (export pipeline): a rewritten, inlined graph as torch.export takes
 // its autocast regions: each scope's enter op with its arguments as inputs,
 // no smart casts (docs/exporting.md).
 #pragma once
@@ -12,7 +12,7 @@ struct Node;
 
 namespace jitamp {
 
-// In `graph` (inlined; jitamp.export runs it on a frozen copy):
+// In `graph` (inlined; jitamp.export runs it on a copy's forward):
 //  - every smart cast and fold barrier is removed, its results replaced by
 //    its inputs: in the exported program each region runs under eager's
 //    autocast (torch.export's wrap_with_autocast), whose kernels cast as

@@ -181,7 +181,7 @@ const Steps& profilingPlanSteps() {
   return steps;
 }
 
-// jitamp.export's graph (a frozen copy's method, inlined): regions as
+// jitamp.export's graph (a copy's forward, inlined): regions as
 // torch.export takes them, the autocast objects' checks folded away.
 const Steps& exportSteps() {
   static const Steps steps = {
