@@ -224,7 +224,12 @@ def test_callers_autocast_reaches_the_exported_program_as_it_reaches_eager(outer
 
 
 def _regions(program) -> list:
-    return [node.args[:4] for module in program.graph_module.modules()
+    """Each region's device type, dtype (where enabled) and enabled flag.
+    (Not its cache flag: what a trace records for a scope that gives none
+    differs between torch versions, None or the trace's off, and changes
+    no value; nor a disabled region's dtype, which nothing reads.)"""
+    return [(node.args[0], node.args[1] if node.args[2] else None, node.args[2])
+            for module in program.graph_module.modules()
             if isinstance(module, torch.fx.GraphModule) for node in module.graph.nodes
             if node.target is torch.ops.higher_order.wrap_with_autocast]
 
@@ -314,6 +319,27 @@ def test_real_architectures_export_as_eager_runs(name):
 EXPLICIT_CASTS_REFUSED = {"encoder_post_norm", "encoder_pre_norm", "gru_cell_loop", "transformer"}
 
 
+# Under torch.no_grad() nn.TransformerEncoderLayer takes its fast path
+# (aten::_transformer_encoder_layer_fwd), as eager does.
+FAST_PATH_MODELS = {"encoder_post_norm", "transformer"}
+
+
+def _skip_without_the_fast_paths_fake_kernel(scripted, args) -> None:
+    """torch 2.6 has no fake kernel for the fast path's op, so torch.export
+    cannot trace it (nor an eager model that takes it: eager's own export
+    avoids it only because the layer asks whether make_fx traces, a
+    question TorchScript compiled to False). jitamp.export says so with an
+    ExportError naming the line."""
+    try:
+        jitamp.export(scripted, args)
+    except jitamp.ExportError as error:
+        if "_transformer_encoder_layer_fwd: NotImplementedError" in str(error):
+            assert "transformer.py" in str(error)
+            pytest.skip(f"torch {torch.__version__} has no fake kernel for aten::_transformer_encoder_layer_fwd "
+                        f"(the fast path eager takes under no_grad)")
+        raise
+
+
 @pytest.mark.parametrize("explicit_casts", [False, True], ids=["regions", "explicit_casts"])
 @pytest.mark.parametrize("name", export_models.MODELS)
 def test_models_export_as_eager_runs(name, explicit_casts):
@@ -325,6 +351,8 @@ def test_models_export_as_eager_runs(name, explicit_casts):
     scripted = script(eager)
     state = autocast_state()
     with torch.no_grad():
+        if name in FAST_PATH_MODELS:
+            _skip_without_the_fast_paths_fake_kernel(scripted, args)
         if explicit_casts and name in EXPLICIT_CASTS_REFUSED:
             with pytest.raises(jitamp.ExportError, match="explicit casts"):
                 jitamp.export(scripted, args, explicit_casts=True)
@@ -377,6 +405,8 @@ def test_a_dynamic_batch_runs_as_eager_at_other_sizes(name):
     spec = {argument: {0: Dim("batch", min=2, max=64)} for argument in names}
     torch.export.export(eager, _batch(name, 3), dynamic_shapes=spec)  # eager's own export takes it
     with torch.no_grad():
+        if name in FAST_PATH_MODELS:
+            _skip_without_the_fast_paths_fake_kernel(script(eager), _batch(name, 3))
         program = jitamp.export(script(eager), _batch(name, 3), dynamic_shapes=spec)
     for size in (3, 7):
         _check_inference(eager, program, _batch(name, size))
@@ -464,7 +494,13 @@ def test_cli_writes_a_program_that_loads_without_jitamp(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "3 autocast regions" in done.stdout
     check = ("import torch\n"  # no jitamp
-             "ep = torch.export.load('model.pt2')\n"
+             "try:\n"
+             "    ep = torch.export.load('model.pt2')\n"
+             "except Exception as error:\n"  # torch 2.6: eager's own export loads no better
+             "    assert 'wrap_with_autocast' in str(error), error\n"
+             "    import torch._higher_order_ops.wrap\n"
+             "    print('PYTORCH_NEEDS_THE_IMPORT')\n"
+             "    ep = torch.export.load('model.pt2')\n"
              "x, = torch.load('args.pt', weights_only=True); e = torch.load('expected.pt', weights_only=True)\n"
              "with torch.no_grad(): o = ep.module()(x)\n"
              "assert o.dtype == e.dtype and torch.equal(o, e), (o.dtype, e.dtype)\n"
@@ -472,6 +508,18 @@ def test_cli_writes_a_program_that_loads_without_jitamp(tmp_path):
     done = subprocess.run([sys.executable, "-W", "ignore", "-c", check], cwd=tmp_path, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+    if "PYTORCH_NEEDS_THE_IMPORT" in done.stdout:  # (docs/exporting.md, torch versions)
+        assert _eagers_program_needs_the_import_too(tmp_path), "only jitamp's program needs the import"
+
+
+def _eagers_program_needs_the_import_too(directory) -> bool:
+    """Whether torch.export.export's program of an eager autocast module
+    fails to load in a fresh process until torch._higher_order_ops.wrap is
+    imported (torch 2.6's deserializer)."""
+    torch.export.save(torch.export.export(_model("simple").eval(), _example()), str(directory / "eager.pt2"))
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", "import torch; torch.export.load('eager.pt2')"],
+                          cwd=directory, capture_output=True, text=True, timeout=300)
+    return done.returncode != 0 and "wrap_with_autocast" in done.stderr
 
 
 def scope_in_a_function(x: Tensor, w: Tensor) -> Tensor:
@@ -491,12 +539,18 @@ def test_a_scripted_function_exports_as_eager_runs(how):
 def _aot_inductor_runs_the_program_as_eager_modules_export(name: str, directory: str) -> None:
     eager = _model(name).eval()
     outputs = []
-    for index, program in enumerate((jitamp.export(script(eager), _example()),
-                                     torch.export.export(eager, _example()))):
-        path = torch._inductor.aoti_compile_and_package(program, package_path=f"{directory}/{index}.pt2")
-        with torch.no_grad():
-            outputs.append(torch._inductor.aoti_load_package(path)(*_example()))
-    assert_same(outputs[1], outputs[0])
+    for index, program in enumerate((torch.export.export(eager, _example()),
+                                     jitamp.export(script(eager), _example()))):
+        try:
+            path = torch._inductor.aoti_compile_and_package(program, package_path=f"{directory}/{index}.pt2")
+            with torch.no_grad():
+                outputs.append(torch._inductor.aoti_load_package(path)(*_example()))
+        except Exception as error:
+            if index == 0:  # the anchor itself
+                print(f"ANCHOR_FAILS: {str(error).strip().splitlines()[0][:300]}")
+                return
+            raise
+    assert_same(outputs[0], outputs[1])
     if name == "simple":
         with torch.no_grad():
             assert_same(eager(*_example()), outputs[0])
@@ -518,6 +572,9 @@ def test_aot_inductor_runs_the_program_as_it_runs_eager_modules_export(name, tmp
     done = subprocess.run([sys.executable, "-W", "ignore", "-c", check], capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
+    if "ANCHOR_FAILS" in done.stdout:
+        pytest.skip(f"AOTInductor of torch.export.export(eager) fails on torch {torch.__version__} too: "
+                    + done.stdout.split("ANCHOR_FAILS: ", 1)[1].strip())
 
 
 def test_cli_writes_the_explicit_casts_form(tmp_path):

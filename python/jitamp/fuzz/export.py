@@ -17,8 +17,8 @@ from typing import Any
 import torch
 
 from . import oracle
-from .runner import (CALLS, Result, _unwrapping_callee_errors, classify, jitamp_enabled, load_source,
-                     make_outer, unload)
+from .runner import (CALLS, Result, _eager_raises, _unwrapping_callee_errors, classify, jitamp_enabled,
+                     load_source, make_outer, unload)
 
 
 def run_export_source(source: str, directory: str, stem: str = "fx") -> Result:
@@ -69,7 +69,10 @@ def _run(source: str, directory: str, stem: str) -> Result:
                 with outer() if outer is not None else _nothing():
                     program = jitamp.export(scripted, tuple(module.make_args(1)))
             except jitamp.ExportError as exc:
-                return Result("refused:" + refusal(str(exc)), str(exc))
+                reason = refusal(str(exc))
+                if reason.startswith("trace:") and _eager_raises(obj, module):
+                    reason = "trace-where-eager-raises"  # (the trace meets the error eager's call raises)
+                return Result("refused:" + reason, str(exc))
             except Exception:
                 return Result("export-crash", traceback.format_exc())
             fixed = [call for call in CALLS if _same_non_tensors(module.make_args(1), module.make_args(call))]
