@@ -15,8 +15,8 @@ the eager wrapper, each compared with eager the same way.
 Needs torchvision and timm (not dependencies of jitamp: `pip install
 --no-deps torchvision==<the one built for your torch> timm pillow`). Where
 torchvision's C++ ops do not load (its CUDA wheel beside a CPU torch), the
-script defines the schemas of the two ops torchvision's Python registers
-fake kernels for at import, and a plain nms for detection's
+script defines the schemas of the ops torchvision's Python names (registers
+fake kernels for at import, or compiles calls of), and a plain nms for detection's
 post-processing; every side of a comparison runs the same ones.
 """
 from __future__ import annotations
@@ -44,6 +44,7 @@ def _torchvision_without_its_ops() -> None:
     library = torch.library.Library("torchvision", "DEF")
     library.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
     library.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+    library.define("box_iou_rotated(Tensor boxes1, Tensor boxes2) -> Tensor")  # named by scripted ops/boxes.py
 
     def nms(boxes: Tensor, scores: Tensor, threshold: float) -> Tensor:
         order = scores.argsort(descending=True)

@@ -63,6 +63,20 @@ class ScalarOfSizes(nn.Module):
             return self.fc(x) * (x.dim() + len(x)) / x.size(-1)
 
 
+class FromData(nn.Module):
+    """Tensors made of Python lists and numbers (aten::tensor, as_tensor)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            sizes: List[int] = [x.size(0), x.size(1)]
+            scale = torch.as_tensor(sizes, dtype=torch.float32, device=x.device)
+            return self.fc(x) * scale[1] + torch.tensor([0.5, 2.0]).sum() + torch.tensor(3)
+
+
 class Detector(nn.Module):
     """Detection's interface: a list of images in, a list of dicts out."""
 
@@ -191,6 +205,7 @@ MODELS = {
     "encoder_pre_norm": (lambda: Encoder(norm_first=True), _sequence),
     "gru_cell_loop": (GRUCellLoop, lambda: [torch.randn(2, 5, 8, generator=_gen(6))]),
     "scalar_of_sizes": (ScalarOfSizes, _rows),
+    "from_data": (FromData, _rows),
     "detector": (Detector, lambda: [[torch.randn(3, 6, 5, generator=_gen(7)),
                                      torch.randn(3, 4, 7, generator=_gen(8))]]),
     "containers": (Containers, _rows),

@@ -67,8 +67,19 @@ def test_fuzz_batch(start, workdir, tmp_path):
 EXPORT_COUNT = 120
 
 
+@pytest.fixture
+def exports():
+    """jitamp.export's torch (test_export.py checks the error elsewhere)."""
+    from jitamp import _export
+
+    try:
+        _export._check_torch()
+    except RuntimeError as error:
+        pytest.skip(f"no export mode on torch {torch.__version__}: {error}")
+
+
 @pytest.mark.parametrize("start", range(0, EXPORT_COUNT, CHUNK), ids=lambda s: f"export-{s}-{s + CHUNK - 1}")
-def test_fuzz_export_batch(start, workdir):
+def test_fuzz_export_batch(start, workdir, exports):
     """Export mode (jitamp/fuzz/export.py): every program jitamp.export
     accepts computes as eager; a refusal is an ExportError whose reason
     the runner names (never another exception)."""
@@ -83,7 +94,7 @@ def test_fuzz_export_batch(start, workdir):
     assert kinds["ok"] > 0, kinds
 
 
-def test_fuzz_export_mode_reports_a_planted_difference(workdir):
+def test_fuzz_export_mode_reports_a_planted_difference(workdir, exports):
     """The export mode's oracle finds a difference: the program's graph is
     TorchScript's, where torch.jit.is_scripting() is True, so its export
     appends what eager does not."""

@@ -148,6 +148,16 @@ def _power(a: Any, b: Any) -> Any:
     return float(a) ** b if isinstance(a, int) and isinstance(b, int) else a ** b
 
 
+def _from_data(make: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    """aten::tensor / aten::as_tensor of a Python list or number (their
+    generic `t` data the dispatcher's Python binding cannot take)."""
+    def from_data(data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> torch.Tensor:
+        dtype = as_dtype(dtype) if dtype is not None else None
+        made = make(data, dtype=dtype, device=device)
+        return made.requires_grad_() if requires_grad else made
+    return from_data
+
+
 def _min(*values: Any) -> Any:
     return min(values[0]) if len(values) == 1 else min(values)
 
@@ -210,6 +220,11 @@ _PRIM_OPS: dict[str, Callable[..., Any]] = {
     "aten::Bool": _to_bool,
     "aten::ScalarImplicit": _to_scalar,
     "aten::item": _to_scalar,
+}
+# Ops whose overloads on Python data (not a tensor) TorchScript runs itself.
+_DATA_OPS: dict[str, Callable[..., Any]] = {
+    "aten::tensor": _from_data(torch.tensor),
+    "aten::as_tensor": _from_data(torch.as_tensor),
 }
 
 # Scalar ops (no tensor in or out) as Python computes them: with symbolic
@@ -310,6 +325,8 @@ class _Run:
                 result = _PRIM_OPS[kind](*inputs)
             elif kind in _SCALAR_OPS and not _has_tensors(node):
                 result = _SCALAR_OPS[kind](*inputs)
+            elif kind in _DATA_OPS and not isinstance(inputs[0], torch.Tensor):
+                result = _DATA_OPS[kind](*inputs)
             else:
                 result = _call(node, inputs)
                 if _may_return_a_dtype(node):
