@@ -13,8 +13,10 @@ forward were inside `with torch.autocast(...)`. `jitamp.freeze(module)` (or
 torch.jit.freeze of a rewritten module) casts frozen weights once where the
 scope's autocast state is static. `jitamp.library_path()` is the op library
 a C++ host links or preloads (README, "C++ deployment"). `jitamp.export(model,
-args)` makes a scripted or loaded model a torch.export ExportedProgram whose
-autocast regions are torch.export's own (README, "Moving to torch.export").
+args)` makes a scripted or loaded model a torch.export ExportedProgram with
+eager's autocast, as torch.export's own autocast regions or, with
+explicit_casts=True, every cast written out (README, "Moving off
+TorchScript").
 """
 from . import _patches
 from ._library import _C  # noqa: F401  (registers the jitamp ops)
