@@ -624,3 +624,41 @@ def test_a_failed_save_leaves_the_file_it_would_replace_intact(command, tmp_path
     assert target.read_bytes() == before
     assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
         {"model.pt", "args.pt", target.name}), "a temporary file was left behind"
+
+
+def test_cli_exports_a_dynamic_batch(tmp_path):
+    """`jitamp export --dynamic-batch`: the program, loaded in a process
+    without jitamp, runs at other batch sizes as eager does."""
+    eager = export_models.build("containers")
+    with torchscript_deprecation_ignored():
+        torch.jit.save(script_without_jitamp(eager), str(tmp_path / "model.pt"))
+    torch.save(tuple(_batch("containers", 3)), str(tmp_path / "args.pt"))
+    batches = [_batch("containers", size) for size in (1, 5, 9)]
+    with torch.no_grad():
+        torch.save([(b, eager(*b)) for b in batches], str(tmp_path / "expected.pt"))
+    done = subprocess.run([sys.executable, "-m", "jitamp", "export", "--dynamic-batch", "model.pt", "args.pt",
+                           "model.pt2"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    check = ("import torch\n"
+             "import torch._higher_order_ops.wrap\n"  # (torch 2.6's deserializer; see the test above)
+             "ep = torch.export.load('model.pt2')\n"
+             "for args, expected in torch.load('expected.pt', weights_only=True):\n"
+             "    with torch.no_grad(): out = ep.module()(*args)\n"
+             "    for o, e in zip(out, expected):\n"
+             "        assert o.dtype == e.dtype and torch.equal(o, e), (args[0].shape, o.dtype, e.dtype)\n"
+             "import sys; assert 'jitamp' not in sys.modules\n")
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", check], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_cli_refuses_a_dynamic_batch_the_model_fixes(tmp_path):
+    with torchscript_deprecation_ignored():
+        torch.jit.save(script_without_jitamp(export_models.build("shape_branches")), str(tmp_path / "model.pt"))
+    torch.save(tuple(_batch("shape_branches", 4)), str(tmp_path / "args.pt"))
+    done = subprocess.run([sys.executable, "-m", "jitamp", "export", "--dynamic-batch", "model.pt", "args.pt",
+                           "model.pt2"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "cannot export model.pt" in done.stderr and "batch" in done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert not (tmp_path / "model.pt2").exists()

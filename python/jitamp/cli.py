@@ -162,7 +162,8 @@ def _parser() -> argparse.ArgumentParser:
         "kernel reaches ops autocast casts), export refuses.",
         epilog="example:\n  python -c \"import torch; torch.save((torch.randn(4, 8),), 'args.pt')\"\n"
         "  jitamp export model.pt args.pt model.pt2\n"
-        "  jitamp export --explicit-casts model.pt args.pt model.pt2\n\n"
+        "  jitamp export --explicit-casts model.pt args.pt model.pt2\n"
+        "  jitamp export --dynamic-batch model.pt args.pt model.pt2\n\n"
         "OUT.pt2 loads with torch.export.load and needs no jitamp.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -172,6 +173,10 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("output", metavar="OUT.pt2")
     export.add_argument("--explicit-casts", action="store_true",
                         help="no autocast regions: every cast eager's autocast makes written out as an op")
+    export.add_argument("--dynamic-batch", action="store_true",
+                        help="the first dimension of every tensor input is one batch size the program "
+                             "takes at any value (torch.export's dynamic_shapes); refused where the model "
+                             "fixes it, as torch.export refuses it for an eager model")
     _add_library_flags(export)
     _add_common_flags(export)
 
@@ -636,8 +641,9 @@ def export(args: argparse.Namespace) -> str:
     example = _example_inputs(args.example_args)
     import jitamp
 
+    options = {"dynamic_shapes": _dynamic_batch(example)} if args.dynamic_batch else {}
     try:
-        program = jitamp.export(loaded, example, explicit_casts=args.explicit_casts)
+        program = jitamp.export(loaded, example, explicit_casts=args.explicit_casts, **options)
     except jitamp.ExportError as error:
         raise CliError(f"cannot export {args.input}: {str(error).split(': ', 1)[1]}") from error
     except Exception as error:
@@ -650,6 +656,17 @@ def export(args: argparse.Namespace) -> str:
     form = (f"no autocast region, {casts} explicit cast{'' if casts == 1 else 's'}" if args.explicit_casts
             else f"{regions} autocast region{'' if regions == 1 else 's'}")
     return f"wrote {args.output}: {form} (load it with torch.export.load; it needs no jitamp)\n"
+
+
+def _dynamic_batch(example: tuple) -> tuple:
+    """--dynamic-batch's dynamic_shapes: the first dimension of every
+    tensor input (at any depth) is one batch size, 1 to 2**20."""
+    from torch.export import Dim
+
+    batch = Dim("batch", min=1, max=2 ** 20)
+    return tuple(torch.utils._pytree.tree_map(
+        lambda leaf: {0: batch} if isinstance(leaf, torch.Tensor) and leaf.dim() > 0 else None, argument)
+        for argument in example)
 
 
 def _example_inputs(path: str) -> tuple:
