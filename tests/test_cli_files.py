@@ -134,3 +134,11 @@ def test_every_torch_load_in_the_tree_loads_weights_only():
             source = f.read()
         missing += [f"{name}: {call}" for call in _calls(source, "torch.load") if "weights_only=True" not in call]
     assert missing == []
+
+
+@pytest.mark.parametrize("command", ["convert", "export"])
+def test_an_output_in_a_missing_folder_is_one_clear_line(model, tmp_path, command):
+    args = ("convert", "model.pt", "nowhere/out.pt") if command == "convert" else (
+        "export", "model.pt", "args.pt", "nowhere/out.pt2")
+    _one_clear_line(_jitamp(*args, cwd=str(tmp_path)), "cannot save nowhere/")
+    assert sorted(os.listdir(tmp_path)) == ["args.pt", "model.pt"]

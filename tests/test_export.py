@@ -494,27 +494,39 @@ def test_cli_writes_a_program_that_loads_without_jitamp(tmp_path):
     torch.save(_example(), str(tmp_path / "args.pt"))
     with torch.no_grad():
         torch.save(eager(*_example()), str(tmp_path / "expected.pt"))
-    done = subprocess.run([sys.executable, "-m", "jitamp", "export", "model.pt", "args.pt", "model.pt2"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = _jitamp_cli(tmp_path, "export", "model.pt", "args.pt", "model.pt2")
     assert done.returncode == 0, done.stderr
     assert "3 autocast regions" in done.stdout
-    check = ("import torch\n"  # no jitamp
-             "try:\n"
-             "    ep = torch.export.load('model.pt2')\n"
-             "except Exception as error:\n"  # torch 2.6: eager's own export loads no better
-             "    assert 'wrap_with_autocast' in str(error), error\n"
-             "    import torch._higher_order_ops.wrap\n"
-             "    print('PYTORCH_NEEDS_THE_IMPORT')\n"
-             "    ep = torch.export.load('model.pt2')\n"
-             "x, = torch.load('args.pt', weights_only=True); e = torch.load('expected.pt', weights_only=True)\n"
-             "with torch.no_grad(): o = ep.module()(x)\n"
-             "assert o.dtype == e.dtype and torch.equal(o, e), (o.dtype, e.dtype)\n"
-             "import sys; assert 'jitamp' not in sys.modules\n")
-    done = subprocess.run([sys.executable, "-W", "ignore", "-c", check], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
+    _check_without_jitamp(tmp_path, "x, = torch.load('args.pt', weights_only=True)\n"
+                                    "e = torch.load('expected.pt', weights_only=True)\n"
+                                    "with torch.no_grad(): o = ep.module()(x)\n"
+                                    "assert o.dtype == e.dtype and torch.equal(o, e), (o.dtype, e.dtype)\n")
+
+
+def _jitamp_cli(directory, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "jitamp", *args], cwd=directory, capture_output=True, text=True,
+                          timeout=300)
+
+
+def _check_without_jitamp(directory, check: str) -> None:
+    """Runs `check` in a fresh process that never imports jitamp, with
+    `ep` the program directory/model.pt2 holds, loaded by torch.export.load.
+    Where that load needs torch._higher_order_ops.wrap imported first
+    (torch 2.6's deserializer), so must eager's own export's."""
+    prelude = ("import sys, torch\n"
+               "try:\n"
+               "    ep = torch.export.load('model.pt2')\n"
+               "except Exception as error:\n"
+               "    assert 'wrap_with_autocast' in str(error), error\n"
+               "    import torch._higher_order_ops.wrap\n"
+               "    print('PYTORCH_NEEDS_THE_IMPORT')\n"
+               "    ep = torch.export.load('model.pt2')\n")
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c",
+                           prelude + check + "assert 'jitamp' not in sys.modules\n"],
+                          cwd=directory, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
     if "PYTORCH_NEEDS_THE_IMPORT" in done.stdout:  # (docs/exporting.md, torch versions)
-        assert _eagers_program_needs_the_import_too(tmp_path), "only jitamp's program needs the import"
+        assert _eagers_program_needs_the_import_too(directory), "only jitamp's program needs the import"
 
 
 def _eagers_program_needs_the_import_too(directory) -> bool:
@@ -587,8 +599,7 @@ def test_cli_writes_the_explicit_casts_form(tmp_path):
     with torchscript_deprecation_ignored():
         torch.jit.save(script_without_jitamp(eager), str(tmp_path / "model.pt"))
     torch.save(_example(), str(tmp_path / "args.pt"))
-    done = subprocess.run([sys.executable, "-m", "jitamp", "export", "--explicit-casts", "model.pt", "args.pt",
-                           "model.pt2"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = _jitamp_cli(tmp_path, "export", "--explicit-casts", "model.pt", "args.pt", "model.pt2")
     assert done.returncode == 0, done.stderr
     assert "no autocast region" in done.stdout and "explicit casts" in done.stdout
     program = torch.export.load(str(tmp_path / "model.pt2"))
@@ -636,28 +647,20 @@ def test_cli_exports_a_dynamic_batch(tmp_path):
     batches = [_batch("containers", size) for size in (1, 5, 9)]
     with torch.no_grad():
         torch.save([(b, eager(*b)) for b in batches], str(tmp_path / "expected.pt"))
-    done = subprocess.run([sys.executable, "-m", "jitamp", "export", "--dynamic-batch", "model.pt", "args.pt",
-                           "model.pt2"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = _jitamp_cli(tmp_path, "export", "--dynamic-batch", "model.pt", "args.pt", "model.pt2")
     assert done.returncode == 0, done.stderr
-    check = ("import torch\n"
-             "import torch._higher_order_ops.wrap\n"  # (torch 2.6's deserializer; see the test above)
-             "ep = torch.export.load('model.pt2')\n"
-             "for args, expected in torch.load('expected.pt', weights_only=True):\n"
-             "    with torch.no_grad(): out = ep.module()(*args)\n"
-             "    for o, e in zip(out, expected):\n"
-             "        assert o.dtype == e.dtype and torch.equal(o, e), (args[0].shape, o.dtype, e.dtype)\n"
-             "import sys; assert 'jitamp' not in sys.modules\n")
-    done = subprocess.run([sys.executable, "-W", "ignore", "-c", check], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
+    _check_without_jitamp(tmp_path, "for args, expected in torch.load('expected.pt', weights_only=True):\n"
+                                    "    with torch.no_grad(): out = ep.module()(*args)\n"
+                                    "    for o, e in zip(out, expected):\n"
+                                    "        assert o.dtype == e.dtype and torch.equal(o, e), "
+                                    "(args[0].shape, o.dtype, e.dtype)\n")
 
 
 def test_cli_refuses_a_dynamic_batch_the_model_fixes(tmp_path):
     with torchscript_deprecation_ignored():
         torch.jit.save(script_without_jitamp(export_models.build("shape_branches")), str(tmp_path / "model.pt"))
     torch.save(tuple(_batch("shape_branches", 4)), str(tmp_path / "args.pt"))
-    done = subprocess.run([sys.executable, "-m", "jitamp", "export", "--dynamic-batch", "model.pt", "args.pt",
-                           "model.pt2"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = _jitamp_cli(tmp_path, "export", "--dynamic-batch", "model.pt", "args.pt", "model.pt2")
     assert done.returncode == 2, done.stderr
     assert "cannot export model.pt" in done.stderr and "batch" in done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr

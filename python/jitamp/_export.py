@@ -182,16 +182,16 @@ def _check_exportable(graph: torch._C.Graph) -> None:
 def _from_the_call(value: torch._C.Value, graph: torch._C.Graph) -> bool:
     """Whether `value` depends on an argument of the call (not the module):
     torch.export would fix it to the example's."""
-    module = list(graph.inputs())[0] if graph.inputs() else None
+    module = next(iter(graph.inputs())).unique()  # (the copy is a module: forward's self)
     seen, todo = set(), [value]
     while todo:
         value = todo.pop()
-        if value in seen:
+        if value.unique() in seen:
             continue
-        seen.add(value)
+        seen.add(value.unique())
         producer = value.node()
-        if producer.kind() == "prim::Param":
-            if value is not module and value != module:
+        if producer.kind() == "prim::Param":  # an argument, or a block's (a loop-carried value)
+            if value.unique() != module:
                 return True
             continue
         todo += list(producer.inputs())
@@ -496,16 +496,23 @@ def _with_explicit_casts(program: Any, args: tuple[Any, ...], kwargs: dict[str, 
     return lowered
 
 
+def _bits(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.detach().contiguous().reshape(-1).view(torch.uint8)
+
+
 def _first_difference(expected: Any, got: Any) -> str | None:
     """Where two outputs differ in dtype or bits (None if nowhere)."""
-    left, right = torch.utils._pytree.tree_leaves(expected), torch.utils._pytree.tree_leaves(got)
+    (left, left_spec), (right, right_spec) = map(torch.utils._pytree.tree_flatten, (expected, got))
+    if left_spec != right_spec:
+        return "another output structure"
     for index, (a, b) in enumerate(zip(left, right)):
         if isinstance(a, torch.Tensor):
             if a.dtype != b.dtype:
                 return f"output {index}: {b.dtype} where eager gives {a.dtype}"
-            if not torch.equal(a, b) and not (a.is_floating_point() and torch.equal(a.isnan(), b.isnan())
-                                               and torch.equal(a.nan_to_num(), b.nan_to_num())):
-                return f"output {index}: other values"
+            if not torch.equal(_bits(a), _bits(b)):
+                return f"output {index}: other values"  # (bits: NaNs alike compare equal)
+        elif a != b:
+            return f"output {index}: {b!r} where eager gives {a!r}"
     return None
 
 

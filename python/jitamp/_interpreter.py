@@ -17,6 +17,7 @@ error names the node's source line (InterpreterError).
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import operator
 import types
@@ -177,7 +178,7 @@ _PRIM_OPS: dict[str, Callable[..., Any]] = {
     "prim::unchecked_cast": lambda v: v,
     "prim::Uninitialized": lambda: None,
     "prim::RaiseException": _raise,
-    "prim::dtype": lambda t: _dtype_code(t.dtype),
+    "prim::dtype": lambda t: as_ivalue(t.dtype),
     "prim::device": lambda t: t.device,
     "prim::layout": lambda t: _layout_code(t.layout),
     "prim::requires_grad": lambda t: t.requires_grad,
@@ -263,32 +264,35 @@ _DTYPES = [getattr(torch, name) for name in (
     if hasattr(torch, name)]
 
 
-def _dtype_code(dtype: torch.dtype) -> int:
-    return _DTYPE_CODES[dtype]
+@functools.lru_cache(maxsize=None)
+def _dtype_codes() -> dict[torch.dtype, int]:
+    """Each dtype's code, as prim::dtype gives it (asked once, at the first
+    export, not when jitamp is imported)."""
+    return {dtype: torch.ops.prim.dtype(torch.empty(0, dtype=dtype, device="meta")) for dtype in _DTYPES}
+
+
+@functools.lru_cache(maxsize=None)
+def _dtypes_by_code() -> dict[int, torch.dtype]:
+    return {code: dtype for dtype, code in _dtype_codes().items()}
 
 
 def as_ivalue(value: Any) -> Any:
     """`value` as TorchScript's interpreter holds it: a dtype as its code."""
     if isinstance(value, torch.dtype):
-        return _DTYPE_CODES[value]
+        return _dtype_codes()[value]
     if isinstance(value, list):
         return [as_ivalue(item) for item in value]
     return value
 
 
 def as_dtype(code: int | torch.dtype) -> torch.dtype:
-    return code if isinstance(code, torch.dtype) else _DTYPES_BY_CODE[code]
+    return code if isinstance(code, torch.dtype) else _dtypes_by_code()[code]
 
 
 def _layout_code(layout: torch.layout) -> int:
     """c10::Layout's code, as prim::layout gives it."""
     return {torch.strided: 0, torch.sparse_coo: 1, torch.sparse_csr: 2, torch._mkldnn: 3,
             torch.sparse_csc: 4, torch.sparse_bsr: 5, torch.sparse_bsc: 6}[layout]
-
-
-_DTYPE_CODES = {dtype: torch.ops.prim.dtype(torch.empty(0, dtype=dtype, device="meta"))
-                for dtype in _DTYPES}
-_DTYPES_BY_CODE = {code: dtype for dtype, code in _DTYPE_CODES.items()}
 
 
 class _Run:
@@ -366,7 +370,7 @@ class _Run:
 
 def _constant(node: torch._C.Node) -> Any:
     output = node.output()
-    if output.type().kind() == "TensorType" or node.hasAttribute("value") and node.kindOf("value") == "t":
+    if node.hasAttribute("value") and node.kindOf("value") == "t":
         return node.t("value")
     if output.type().kind() in ("FunctionType", "ClassType"):
         return None  # read only by calls (inlined away) and class checks

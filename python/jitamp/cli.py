@@ -701,12 +701,12 @@ def _save_atomically(output: str, save: Callable[[str], None]) -> None:
     save that fails or is interrupted leaves whatever was at `output` (the
     model being converted in place, say) as it was."""
     directory, name = os.path.split(os.path.abspath(output))
+    if not os.path.isdir(directory):
+        raise CliError(f"cannot save {output}: no such directory: {directory}")
     descriptor, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=os.path.splitext(name)[1] or ".tmp",
-                                             dir=directory if os.path.isdir(directory) else None)
+                                             dir=directory)
     os.close(descriptor)
     try:
-        if not os.path.isdir(directory):
-            raise FileNotFoundError(f"no such directory: {directory}")
         save(temporary)
         umask = os.umask(0)
         os.umask(umask)

@@ -9,11 +9,10 @@ failure: the reasons are counted); one it accepts and that differs is a
 `mismatch:<what>`."""
 from __future__ import annotations
 
+import contextlib
 import re
 import traceback
 import warnings
-from typing import Any
-
 import torch
 
 from . import oracle
@@ -66,7 +65,7 @@ def _run(source: str, directory: str, stem: str) -> Result:
         outer = make_outer(module.OUTER)
         with jitamp_enabled(module.RUNTIME_JITAMP):
             try:
-                with outer() if outer is not None else _nothing():
+                with outer() if outer is not None else contextlib.nullcontext():
                     program = jitamp.export(scripted, tuple(module.make_args(1)))
             except jitamp.ExportError as exc:
                 reason = refusal(str(exc))
@@ -85,7 +84,7 @@ def _run(source: str, directory: str, stem: str) -> Result:
             for call in sorted(set(CALLS) - set(fixed)):
                 # torch.export fixes a non-tensor input (a flag, an int,
                 # None) to the example's: the program must refuse another
-                with outer() if outer is not None else _nothing():
+                with outer() if outer is not None else contextlib.nullcontext():
                     try:
                         program.module()(*module.make_args(call))
                     except Exception:
@@ -110,11 +109,3 @@ def _same_non_tensors(example: list, args: list) -> bool:
         elif type(a) is not type(b) or a != b:
             return False
     return True
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
