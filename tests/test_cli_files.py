@@ -28,8 +28,13 @@ class Net(nn.Module):
             return self.fc(x)
 
 
+# TorchScript's deprecation, which torch 2.14+ prints on every load (a
+# FutureWarning; filtered in tests, never in the library)
+TORCHSCRIPT_DEPRECATION = "ignore:`torch.jit.:FutureWarning"
+
+
 def _jitamp(*args: str, cwd: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "jitamp", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-W", TORCHSCRIPT_DEPRECATION, "-m", "jitamp", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=300)
 
 

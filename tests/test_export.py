@@ -503,8 +503,13 @@ def test_cli_writes_a_program_that_loads_without_jitamp(tmp_path):
                                     "assert o.dtype == e.dtype and torch.equal(o, e), (o.dtype, e.dtype)\n")
 
 
+# TorchScript's deprecation, which torch 2.14+ prints on every load (a
+# FutureWarning; filtered in tests, never in the library)
+TORCHSCRIPT_DEPRECATION = "ignore:`torch.jit.:FutureWarning"
+
+
 def _jitamp_cli(directory, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "jitamp", *args], cwd=directory, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-W", TORCHSCRIPT_DEPRECATION, "-m", "jitamp", *args], cwd=directory, capture_output=True, text=True,
                           timeout=300)
 
 

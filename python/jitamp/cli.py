@@ -604,6 +604,7 @@ def parse_autocast(spec: str) -> tuple[str, torch.dtype]:
 
 
 def convert(args: argparse.Namespace) -> str:
+    _check_output_folder(args.output)
     if args.methods is not None and args.autocast is None:
         raise CliError("--methods chooses the methods --autocast wraps: give --autocast DEVICE:DTYPE too")
     if args.autocast is None:
@@ -635,6 +636,7 @@ def convert(args: argparse.Namespace) -> str:
 
 
 def export(args: argparse.Namespace) -> str:
+    _check_output_folder(args.output)
     loaded = _saved_target(args.input).make_scripted(False)
     if not os.path.isfile(args.example_args):
         raise CliError(f"no such file: {args.example_args}")
@@ -696,15 +698,23 @@ def _example_inputs(path: str) -> tuple:
     return example
 
 
+def _check_output_folder(output: str) -> None:
+    """A missing output folder, said before the model is loaded and worked on."""
+    directory = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(directory):
+        raise CliError(f"cannot save {output}: no such directory: {directory}")
+
+
 def _save_atomically(output: str, save: Callable[[str], None]) -> None:
     """`save(path)` to a new file beside `output`, then renamed to it: a
     save that fails or is interrupted leaves whatever was at `output` (the
     model being converted in place, say) as it was."""
     directory, name = os.path.split(os.path.abspath(output))
-    if not os.path.isdir(directory):
-        raise CliError(f"cannot save {output}: no such directory: {directory}")
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=os.path.splitext(name)[1] or ".tmp",
-                                             dir=directory)
+    try:
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=os.path.splitext(name)[1] or ".tmp",
+                                                 dir=directory)
+    except OSError as error:
+        raise CliError(f"cannot save {output}: {error.strerror}: {directory}") from error
     os.close(descriptor)
     try:
         save(temporary)
