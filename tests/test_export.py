@@ -293,6 +293,44 @@ def test_gradients_of_real_architectures_are_eagers(name):
         assert_same(e_buffers[key], p_buffers[key], what=f"buffer {key} after the call")
 
 
+def test_explicit_casts_are_refused_with_grad_on():
+    """The explicit-casts program is torch.export's ATen-level trace, made
+    under no_grad: its gradients are not eager's (one cast per use where
+    eager's cast cache makes one, BatchNorm's statistics written back), so
+    it is refused for a program to train, naming what to do."""
+    eager = architectures.build("lstm_lm").train()
+    state = autocast_state()
+    with pytest.raises(jitamp.ExportError, match=r"under torch.no_grad\(\)"):
+        jitamp.export(script(eager), tuple(architectures.inputs("lstm_lm")), explicit_casts=True)
+    assert autocast_state() == state
+
+
+def test_explicit_casts_write_out_the_casts_inside_composite_ops():
+    """einsum (its bmm) and gru_cell (its linears) are composite ops eager's
+    autocast does not cast, whose parts it casts: the program written with
+    explicit casts holds those parts' casts, no region, and eager's bits."""
+
+    class Composites(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cell = nn.GRUCell(8, 8)
+
+        def forward(self, x: torch.Tensor, y: torch.Tensor):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return torch.einsum("bij,bjk->bik", x, y), self.cell(x[0])
+
+    eager = Composites().eval()
+    args = (torch.randn(2, 8, 8), torch.randn(2, 8, 8))
+    with torch.no_grad():
+        program = jitamp.export(script(eager), args, explicit_casts=True)
+    assert not _regions(program)
+    targets = [node.target for node in program.graph.nodes if node.op == "call_function"]
+    assert torch.ops.aten.bmm.default in targets and torch.ops.aten.addmm.default in targets
+    assert torch.ops.aten.einsum.default not in targets and torch.ops.aten.gru_cell.default not in targets
+    _check_inference(eager, program, args)
+    _check_inference(eager, _export_saved_and_loaded(program), args)
+
+
 def test_a_model_converted_with_add_autocast_exports_its_region():
     torch.manual_seed(0)
     plain = nn.Sequential(nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 4)).eval()
@@ -313,10 +351,11 @@ def test_real_architectures_export_as_eager_runs(name):
     _check_inference(eager, program, args)
 
 
-# Explicit casts refuse these, with an ExportError: an op that eager's
-# autocast does not cast runs a kernel that reaches ops it casts (gru_cell's
-# linears, the encoder layer's fast path), which no cast of a program holds.
-EXPLICIT_CASTS_REFUSED = {"encoder_post_norm", "encoder_pre_norm", "gru_cell_loop", "transformer"}
+# Explicit casts refuse these, with an ExportError: the encoder layer's fast
+# path (aten::_transformer_encoder_layer_fwd, taken under no_grad) is one op
+# whose kernel calls ops eager's autocast casts, which no cast written
+# around the op holds.
+EXPLICIT_CASTS_REFUSED = {"encoder_post_norm", "encoder_pre_norm", "transformer"}
 
 
 # Under torch.no_grad() nn.TransformerEncoderLayer takes its fast path

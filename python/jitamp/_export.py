@@ -53,7 +53,8 @@ def export(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = No
     Each autocast scope becomes torch.export's autocast region; with
     `explicit_casts=True` the program has no regions but every cast that
     eager's autocast makes written out as an op (fixed to this torch's
-    autocast policy, for backends that do not run autocast regions).
+    autocast policy, for backends that do not run autocast regions): an
+    inference program, exported under torch.no_grad().
 
     Raises ExportError, naming the source line, for what export cannot hold:
     an autocast argument known only at run time (export fixes a region's
@@ -63,6 +64,11 @@ def export(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = No
     UserWarning names it and the line). Raises RuntimeError on a torch
     without torch.export's autocast regions. Details: docs/exporting.md."""
     _check_torch()
+    if explicit_casts and torch.is_grad_enabled():
+        raise ExportError(
+            "jitamp.export: explicit casts make an inference program (torch.export's ATen-level "
+            "trace, under no_grad: its gradients are not eager's); export it under torch.no_grad(), "
+            "or keep the regions (explicit_casts=False) for a program to train")
     copy = _rewritten_copy(model)
     graph = _export_graph(copy)
     _check_exportable(graph)
@@ -72,7 +78,7 @@ def export(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = No
         with _regions_left_on_error():
             program = torch.export.export(module, tuple(args), kwargs, **export_kwargs)
             if explicit_casts:
-                program = _with_explicit_casts(program, tuple(args), kwargs or {})
+                program = _with_explicit_casts(module, program, tuple(args), kwargs or {}, export_kwargs)
     except ExportError:
         raise
     except Exception as error:
@@ -307,7 +313,11 @@ class _Program(torch.nn.Module, _interpreter.Hooks):
         # (torch.export traces with the cache off)
         self.cache_flags = _Shared([torch.is_autocast_cache_enabled()])
         self.grad_mode_reads = _Shared()
+        # the grad mode of the jitamp.export call (the pre_dispatch=False
+        # trace of explicit casts runs under no_grad)
+        self.grad_mode = torch.is_grad_enabled()
         self.__dict__["_signature"] = signature
+        self.__dict__["_dispatch"] = contextlib.nullcontext  # (_dispatching_as_eager below autocast)
 
     def _known(self, tensor: torch.Tensor) -> torch.Tensor | None:
         """This module's tensor for one of the model's registered already."""
@@ -346,7 +356,8 @@ class _Program(torch.nn.Module, _interpreter.Hooks):
     def run(self, *args: Any, **kwargs: Any) -> Any:
         bound = self._signature.bind(self, *args, **kwargs)
         bound.apply_defaults()
-        return _interpreter.run(self._graph, [_ModuleRef(""), *bound.args[1:]], self)
+        with self._dispatch():
+            return _interpreter.run(self._graph, [_ModuleRef(""), *bound.args[1:]], self)
 
     # _interpreter.Hooks
     def is_module(self, value: Any) -> bool:
@@ -386,7 +397,7 @@ class _Program(torch.nn.Module, _interpreter.Hooks):
 
     def _grad_mode(self, node: torch._C.Node) -> bool:
         self.grad_mode_reads.append(node)
-        return torch.is_grad_enabled()
+        return self.grad_mode
 
 
 def _warn_of_grad_mode_reads(module: _Program) -> None:
@@ -460,22 +471,27 @@ def _regions_left_on_error() -> Iterator[None]:
         _open_regions.stack = outer
 
 
-def _with_explicit_casts(program: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """The program with its regions traced under eager's autocast
-    (torch.export's run_decompositions, with no decompositions, lowers each
-    wrap_with_autocast so): each cast the region's autocast makes becomes
-    an op, and no region is left.
+def _with_explicit_casts(module: _Program, program: Any, args: tuple[Any, ...],
+                         kwargs: dict[str, Any], export_kwargs: dict[str, Any]) -> Any:
+    """The program traced again below autocast (torch.export's ATen IR,
+    its pre_dispatch=False trace), each op dispatched as eager dispatches
+    it (_dispatching_as_eager): each region's autocast runs as in eager, so
+    every cast it makes is recorded as an op, the casts inside composite
+    ops among them (einsum's bmm, gru_cell's linears, lstm's
+    mkldnn_rnn_layer), and no region is left.
 
-    An op that eager's autocast does not cast but whose kernel reaches ops
-    it casts (gru_cell's linears, _transformer_encoder_layer_fwd's) would
-    run whole in the program, without those casts: the program is checked
-    against the regions' on the example (dtypes and bits), and ExportError
-    where they differ."""
+    An op that the trace keeps whole although its kernel calls ops that
+    eager's autocast casts (_transformer_encoder_layer_fwd, nn.Transformer-
+    EncoderLayer's fast path under no_grad) would run without those casts:
+    the program is checked against the regions' on the example (dtypes and
+    bits), and ExportError where they differ."""
+    from torch.export._trace import _export
+
+    module.__dict__["_dispatch"] = functools.partial(_dispatching_as_eager, _backend_flags())
     try:
-        lowered = program.run_decompositions({})
-    except Exception as error:
-        raise ExportError(f"jitamp.export: torch.export cannot lower the regions to explicit casts: "
-                          f"{_first_line(error)} (export with regions, explicit_casts=False)") from error
+        lowered = _export(module, args, kwargs, pre_dispatch=False, **export_kwargs)
+    finally:
+        module.__dict__["_dispatch"] = contextlib.nullcontext
     left = _region_nodes(lowered)
     if left:
         raise ExportError(f"jitamp.export: torch {torch.__version__} left {len(left)} autocast "
@@ -491,9 +507,33 @@ def _with_explicit_casts(program: Any, args: tuple[Any, ...], kwargs: dict[str, 
     if difference:
         raise ExportError(
             f"jitamp.export: with explicit casts the program computes otherwise than eager's "
-            f"autocast on the example ({difference}): an op's kernel reaches ops eager's autocast "
-            f"casts (export with regions, explicit_casts=False)")
+            f"autocast on the example ({difference}): an op the trace keeps whole reaches ops "
+            f"eager's autocast casts (export with regions, explicit_casts=False)")
     return lowered
+
+
+def _backend_flags() -> tuple[bool, bool, bool]:
+    return torch._C._get_mkldnn_enabled(), torch._C._get_cudnn_enabled(), torch._C._get_nnpack_enabled()
+
+
+@contextlib.contextmanager
+def _dispatching_as_eager(flags: tuple[bool, bool, bool]) -> Iterator[None]:
+    """Ops dispatched while torch.export traces below autocast as eager
+    dispatches them: without the Python dispatcher (whose decompositions
+    of composite ops, upsample_bilinear2d's say, are not eager's kernels'
+    bits) and with the caller's mkldnn, cudnn and nnpack flags (the trace
+    turns them off; nn.LSTM's kernel asks them which ops to call)."""
+    saved = _backend_flags()
+    for set_flag, flag in zip((torch._C._set_mkldnn_enabled, torch._C._set_cudnn_enabled,
+                               torch._C._set_nnpack_enabled), flags):
+        set_flag(flag)
+    try:
+        with torch._C._DisablePythonDispatcher():
+            yield
+    finally:
+        for set_flag, flag in zip((torch._C._set_mkldnn_enabled, torch._C._set_cudnn_enabled,
+                                   torch._C._set_nnpack_enabled), saved):
+            set_flag(flag)
 
 
 def _bits(tensor: torch.Tensor) -> torch.Tensor:

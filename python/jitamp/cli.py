@@ -8,6 +8,7 @@ failed example); `--verbose` adds the Python traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import importlib.util
 import os
@@ -157,8 +158,9 @@ def _parser() -> argparse.ArgumentParser:
         "Two forms: by default each autocast scope is torch.export's autocast region "
         "(wrap_with_autocast), which AOTInductor and ep.module() run under eager's autocast; with "
         "--explicit-casts no region is left and every cast eager's autocast makes is an op of the "
-        "program (fixed to this torch's autocast policy), for backends that run no autocast regions. "
-        "Both give eager autocast's dtypes and bits; where explicit casts cannot (an op whose own "
+        "program (fixed to this torch's autocast policy), for backends that run no autocast regions: "
+        "an inference program, exported under torch.no_grad(). "
+        "Both give eager autocast's dtypes and bits; where explicit casts cannot (a fused op whose own "
         "kernel reaches ops autocast casts), export refuses.",
         epilog="example:\n  python -c \"import torch; torch.save((torch.randn(4, 8),), 'args.pt')\"\n"
         "  jitamp export model.pt args.pt model.pt2\n"
@@ -172,7 +174,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="the example inputs: a torch.save'd tuple (or one tensor)")
     export.add_argument("output", metavar="OUT.pt2")
     export.add_argument("--explicit-casts", action="store_true",
-                        help="no autocast regions: every cast eager's autocast makes written out as an op")
+                        help="no autocast regions: every cast eager's autocast makes written out as an op "
+                             "(an inference program, exported under torch.no_grad())")
     export.add_argument("--dynamic-batch", action="store_true",
                         help="the first dimension of every tensor input is one batch size the program "
                              "takes at any value (torch.export's dynamic_shapes); refused where the model "
@@ -645,7 +648,8 @@ def export(args: argparse.Namespace) -> str:
 
     options = {"dynamic_shapes": _dynamic_batch(example)} if args.dynamic_batch else {}
     try:
-        program = jitamp.export(loaded, example, explicit_casts=args.explicit_casts, **options)
+        with torch.no_grad() if args.explicit_casts else contextlib.nullcontext():  # (an inference form)
+            program = jitamp.export(loaded, example, explicit_casts=args.explicit_casts, **options)
     except jitamp.ExportError as error:
         raise CliError(f"cannot export {args.input}: {str(error).split(': ', 1)[1]}") from error
     except Exception as error:

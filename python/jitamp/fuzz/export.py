@@ -1,12 +1,14 @@
 """The fuzzer's export mode (`jitamp fuzz --export`): each program scripted
-with jitamp, exported with jitamp.export, and the program's `ep.module()`
-compared with eager on calls 1, 2 and 3 by the oracle's rules (outputs,
-dtypes, bits, errors, the autocast state after the call; no gradients).
+with jitamp, exported with jitamp.export in both forms (regions, then
+explicit casts), and each program's `ep.module()` compared with eager on
+calls 1, 2 and 3 by the oracle's rules (outputs, dtypes, bits, errors, the
+autocast state after the call; no gradients).
 Exported and called under the program's OUTER (an eager autocast, no_grad
 or inference_mode region), as a user exports in the state the program will
 run in. A program jitamp.export refuses is `refused:<reason>` (not a
 failure: the reasons are counted); one it accepts and that differs is a
-`mismatch:<what>`."""
+`mismatch:<what>`; the explicit-casts form's are `refused:explicit-casts-
+<reason>` and `explicit-casts-mismatch:<what>`."""
 from __future__ import annotations
 
 import contextlib
@@ -42,6 +44,8 @@ def refusal(message: str) -> str:
         return "escaping-scope-object"
     if "has no torch.export form" in message:
         return "jitamp-op"
+    if "with explicit casts the program computes otherwise" in message:
+        return "op-kept-whole-reaches-casts"
     traced = re.search(r"cannot trace the model: ([\w:]+): (\w+)", message)
     if traced:
         return f"trace:{traced.group(1)}:{traced.group(2)}"
@@ -63,39 +67,52 @@ def _run(source: str, directory: str, stem: str) -> Result:
         return Result("reject", f"{type(exc).__name__}: {exc}")
     try:
         outer = make_outer(module.OUTER)
-        with jitamp_enabled(module.RUNTIME_JITAMP):
-            try:
-                with outer() if outer is not None else contextlib.nullcontext():
-                    program = jitamp.export(scripted, tuple(module.make_args(1)))
-            except jitamp.ExportError as exc:
-                reason = refusal(str(exc))
-                if reason.startswith("trace:") and _eager_raises(obj, module):
-                    reason = "trace-where-eager-raises"  # (the trace meets the error eager's call raises)
-                return Result("refused:" + reason, str(exc))
-            except Exception:
-                return Result("export-crash", traceback.format_exc())
-            fixed = [call for call in CALLS if _same_non_tensors(module.make_args(1), module.make_args(call))]
-            try:
-                oracle.check_against_eager(_unwrapping_callee_errors(obj), module.make_args(1),
-                                           scripted=program.module(), outer=outer, calls=fixed, grad=False,
-                                           args_for_call=module.make_args)
-            except AssertionError as exc:
-                return Result("mismatch:" + classify(str(exc)), str(exc))
-            for call in sorted(set(CALLS) - set(fixed)):
-                # torch.export fixes a non-tensor input (a flag, an int,
-                # None) to the example's: the program must refuse another
-                with outer() if outer is not None else contextlib.nullcontext():
-                    try:
-                        program.module()(*module.make_args(call))
-                    except Exception:
-                        continue
-                return Result("mismatch:unguarded-input", f"call {call}: the program computed with a "
-                              f"non-tensor input other than the example's it was exported with")
+        for explicit_casts in (False, True):
+            result = _run_form(module, obj, scripted, outer, explicit_casts)
+            if result is not None:
+                return result
         return Result("ok")
     except Exception:
         return Result("harness", traceback.format_exc())
     finally:
         unload(module)
+
+
+def _run_form(module, obj, scripted, outer, explicit_casts: bool) -> Result | None:
+    """The program in one form (regions, or explicit casts) against eager;
+    None where it matches."""
+    import jitamp
+
+    form = "explicit-casts-" if explicit_casts else ""
+    with jitamp_enabled(module.RUNTIME_JITAMP):
+        try:
+            with outer() if outer is not None else contextlib.nullcontext():
+                program = jitamp.export(scripted, tuple(module.make_args(1)), explicit_casts=explicit_casts)
+        except jitamp.ExportError as exc:
+            reason = refusal(str(exc))
+            if reason.startswith("trace:") and _eager_raises(obj, module):
+                reason = "trace-where-eager-raises"  # (the trace meets the error eager's call raises)
+            return Result(f"refused:{form}{reason}", str(exc))
+        except Exception:
+            return Result(f"{form}export-crash", traceback.format_exc())
+        fixed = [call for call in CALLS if _same_non_tensors(module.make_args(1), module.make_args(call))]
+        try:
+            oracle.check_against_eager(_unwrapping_callee_errors(obj), module.make_args(1),
+                                       scripted=program.module(), outer=outer, calls=fixed, grad=False,
+                                       args_for_call=module.make_args)
+        except AssertionError as exc:
+            return Result(f"{form}mismatch:" + classify(str(exc)), str(exc))
+        for call in sorted(set(CALLS) - set(fixed)):
+            # torch.export fixes a non-tensor input (a flag, an int,
+            # None) to the example's: the program must refuse another
+            with outer() if outer is not None else contextlib.nullcontext():
+                try:
+                    program.module()(*module.make_args(call))
+                except Exception:
+                    continue
+            return Result(f"{form}mismatch:unguarded-input", f"call {call}: the program computed with a "
+                          f"non-tensor input other than the example's it was exported with")
+    return None
 
 
 def _same_non_tensors(example: list, args: list) -> bool:
