@@ -84,6 +84,8 @@ def _run_form(module, obj, scripted, outer, explicit_casts: bool) -> Result | No
     import jitamp
 
     form = "explicit-casts-" if explicit_casts else ""
+    if explicit_casts:  # an inference form: exported, and compared, under no_grad
+        outer = _under_no_grad(outer)
     with jitamp_enabled(module.RUNTIME_JITAMP):
         try:
             with outer() if outer is not None else contextlib.nullcontext():
@@ -113,6 +115,17 @@ def _run_form(module, obj, scripted, outer, explicit_casts: bool) -> Result | No
             return Result(f"{form}mismatch:unguarded-input", f"call {call}: the program computed with a "
                           f"non-tensor input other than the example's it was exported with")
     return None
+
+
+def _under_no_grad(outer):
+    def entered() -> contextlib.ExitStack:
+        stack = contextlib.ExitStack()
+        stack.enter_context(torch.no_grad())
+        if outer is not None:
+            stack.enter_context(outer())
+        return stack
+
+    return entered
 
 
 def _same_non_tensors(example: list, args: list) -> bool:
