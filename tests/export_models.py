@@ -36,15 +36,18 @@ class Encoder(nn.Module):
 
 
 class GRUCellLoop(nn.Module):
-    """A loop over time whose hidden state is carried from step to step."""
+    """A loop over time whose hidden state is carried from step to step
+    (the scope's dtype an attribute: tests/test_runtimes.py runs it in
+    float16)."""
 
-    def __init__(self):
+    def __init__(self, dtype: torch.dtype = torch.bfloat16):
         super().__init__()
         self.cell = nn.GRUCell(8, 8)
         self.head = nn.Linear(8, 4)
+        self.dtype = dtype
 
     def forward(self, x: Tensor) -> Tensor:
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.autocast("cpu", dtype=self.dtype):
             h = torch.zeros(x.size(0), 8)
             outputs: List[Tensor] = []
             for t in range(x.size(1)):

@@ -305,6 +305,22 @@ def test_explicit_casts_are_refused_with_grad_on():
     assert autocast_state() == state
 
 
+def test_explicit_casts_leave_the_programs_state_as_the_models():
+    """The explicit-casts check runs both forms on the example; a model in
+    training mode (BatchNorm's statistics) keeps its state in the program
+    as exported, and a call updates it as eager's call does."""
+    eager = architectures.build("resnet").train()
+    args = tuple(architectures.inputs("resnet"))
+    with torch.no_grad():
+        program = jitamp.export(script(eager), args, explicit_casts=True)
+        module = program.module()
+        for name, buffer in eager.named_buffers():
+            assert_same(buffer, module.get_buffer(name), what=f"buffer {name} as exported")
+        assert_same(eager(*args), module(*args))
+        for name, buffer in eager.named_buffers():
+            assert_same(buffer, module.get_buffer(name), what=f"buffer {name} after a call")
+
+
 def test_explicit_casts_write_out_the_casts_inside_composite_ops():
     """einsum (its bmm) and gru_cell (its linears) are composite ops eager's
     autocast does not cast, whose parts it casts: the program written with

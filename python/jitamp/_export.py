@@ -313,9 +313,6 @@ class _Program(torch.nn.Module, _interpreter.Hooks):
         # (torch.export traces with the cache off)
         self.cache_flags = _Shared([torch.is_autocast_cache_enabled()])
         self.grad_mode_reads = _Shared()
-        # the grad mode of the jitamp.export call (the pre_dispatch=False
-        # trace of explicit casts runs under no_grad)
-        self.grad_mode = torch.is_grad_enabled()
         self.__dict__["_signature"] = signature
         self.__dict__["_dispatch"] = contextlib.nullcontext  # (_dispatching_as_eager below autocast)
 
@@ -397,7 +394,7 @@ class _Program(torch.nn.Module, _interpreter.Hooks):
 
     def _grad_mode(self, node: torch._C.Node) -> bool:
         self.grad_mode_reads.append(node)
-        return self.grad_mode
+        return torch.is_grad_enabled()
 
 
 def _warn_of_grad_mode_reads(module: _Program) -> None:
@@ -496,8 +493,8 @@ def _with_explicit_casts(module: _Program, program: Any, args: tuple[Any, ...],
     if left:
         raise ExportError(f"jitamp.export: torch {torch.__version__} left {len(left)} autocast "
                           f"regions in the program with explicit casts")
-    with torch.no_grad(), torch.random.fork_rng():  # (the same random numbers for both: dropout)
-        torch.manual_seed(0)
+    with torch.no_grad(), torch.random.fork_rng(), _state_kept(program, lowered):
+        torch.manual_seed(0)  # (the same random numbers for both: dropout)
         expected = program.module()(*args, **kwargs)
         torch.manual_seed(0)
         try:
@@ -512,28 +509,51 @@ def _with_explicit_casts(module: _Program, program: Any, args: tuple[Any, ...],
     return lowered
 
 
-def _backend_flags() -> tuple[bool, bool, bool]:
-    return torch._C._get_mkldnn_enabled(), torch._C._get_cudnn_enabled(), torch._C._get_nnpack_enabled()
+_BACKEND_FLAGS = ((torch._C._get_mkldnn_enabled, torch._C._set_mkldnn_enabled),
+                  (torch._C._get_cudnn_enabled, torch._C._set_cudnn_enabled),
+                  (torch._C._get_nnpack_enabled, torch._C._set_nnpack_enabled))
+
+
+def _backend_flags() -> tuple[bool, ...]:
+    return tuple(get() for get, _ in _BACKEND_FLAGS)
+
+
+def _set_backend_flags(flags: tuple[bool, ...]) -> None:
+    for (_, set_flag), flag in zip(_BACKEND_FLAGS, flags):
+        set_flag(flag)
 
 
 @contextlib.contextmanager
-def _dispatching_as_eager(flags: tuple[bool, bool, bool]) -> Iterator[None]:
+def _dispatching_as_eager(flags: tuple[bool, ...]) -> Iterator[None]:
     """Ops dispatched while torch.export traces below autocast as eager
     dispatches them: without the Python dispatcher (whose decompositions
     of composite ops, upsample_bilinear2d's say, are not eager's kernels'
     bits) and with the caller's mkldnn, cudnn and nnpack flags (the trace
     turns them off; nn.LSTM's kernel asks them which ops to call)."""
     saved = _backend_flags()
-    for set_flag, flag in zip((torch._C._set_mkldnn_enabled, torch._C._set_cudnn_enabled,
-                               torch._C._set_nnpack_enabled), flags):
-        set_flag(flag)
+    _set_backend_flags(flags)
     try:
         with torch._C._DisablePythonDispatcher():
             yield
     finally:
-        for set_flag, flag in zip((torch._C._set_mkldnn_enabled, torch._C._set_cudnn_enabled,
-                                   torch._C._set_nnpack_enabled), saved):
-            set_flag(flag)
+        _set_backend_flags(saved)
+
+
+@contextlib.contextmanager
+def _state_kept(*programs: Any) -> Iterator[None]:
+    """The programs' state (parameters, buffers, tensor constants) as it
+    was before the block: the check on the example runs them, and a
+    model in training mode updates BatchNorm's statistics."""
+    tensors = {id(tensor): tensor for program in programs
+               for tensor in (*program.state_dict.values(), *program.constants.values())
+               if isinstance(tensor, torch.Tensor)}
+    saved = [(tensor, tensor.clone()) for tensor in tensors.values()]
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for tensor, value in saved:
+                tensor.copy_(value)
 
 
 def _bits(tensor: torch.Tensor) -> torch.Tensor:

@@ -82,7 +82,8 @@ def _cast_mixed_norms(module: torch.fx.GraphModule) -> int:
 def _dtype(node: Any, module: torch.fx.GraphModule) -> torch.dtype | None:
     if not isinstance(node, torch.fx.Node):
         return None
-    value = module.get_parameter(node.target) if node.op == "get_attr" else node.meta.get("val")
+    value = operator.attrgetter(node.target)(module) if node.op == "get_attr" else node.meta.get("val")
     return value.dtype if isinstance(value, torch.Tensor) else None
+
 
 __all__ = ["export_onnx"]

@@ -55,8 +55,6 @@ def refusal(message: str) -> str:
 
 
 def _run(source: str, directory: str, stem: str) -> Result:
-    import jitamp
-
     try:
         with jitamp_enabled(True):
             module = load_source(source, directory, stem)
