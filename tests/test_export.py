@@ -568,6 +568,28 @@ def _jitamp_cli(directory, *args: str) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
+def test_the_first_export_of_a_process_records_only_the_models_ops(tmp_path):
+    """In a fresh process (jitamp's lazily asked tables not yet filled),
+    the program holds the ops torch.export makes of the eager model, and
+    nothing the interpreter did to prepare itself."""
+    script_text = (
+        "import sys, collections, torch, jitamp\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "import test_export\n"
+        "eager = test_export._model('simple').eval()\n"
+        "def ops(program):\n"
+        "    return collections.Counter(str(node.target) for module in program.graph_module.modules()\n"
+        "                               if isinstance(module, torch.fx.GraphModule)\n"
+        "                               for node in module.graph.nodes if node.op == 'call_function')\n"
+        "got = ops(jitamp.export(test_export.script(eager), test_export._example()))\n"
+        "expected = ops(torch.export.export(eager, test_export._example()))\n"
+        "assert got == expected, (got - expected, expected - got)\n")
+    done = subprocess.run([sys.executable, "-W", TORCHSCRIPT_DEPRECATION, "-c", script_text,
+                           os.path.dirname(os.path.abspath(__file__))], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
 def _check_without_jitamp(directory, check: str) -> None:
     """Runs `check` in a fresh process that never imports jitamp, with
     `ep` the program directory/model.pt2 holds, loaded by torch.export.load.

@@ -315,6 +315,7 @@ class _Program(torch.nn.Module, _interpreter.Hooks):
         self.grad_mode_reads = _Shared()
         self.__dict__["_signature"] = signature
         self.__dict__["_dispatch"] = contextlib.nullcontext  # (_dispatching_as_eager below autocast)
+        _interpreter.dtype_codes()  # (asked here, before torch.export traces)
 
     def _known(self, tensor: torch.Tensor) -> torch.Tensor | None:
         """This module's tensor for one of the model's registered already."""

@@ -265,21 +265,22 @@ _DTYPES = [getattr(torch, name) for name in (
 
 
 @functools.lru_cache(maxsize=None)
-def _dtype_codes() -> dict[torch.dtype, int]:
-    """Each dtype's code, as prim::dtype gives it (asked once, at the first
-    export, not when jitamp is imported)."""
+def dtype_codes() -> dict[torch.dtype, int]:
+    """Each dtype's code, as prim::dtype gives it (asked once, not when
+    jitamp is imported; a caller asks before torch.export traces `run`,
+    which would record the tensors that ask)."""
     return {dtype: torch.ops.prim.dtype(torch.empty(0, dtype=dtype, device="meta")) for dtype in _DTYPES}
 
 
 @functools.lru_cache(maxsize=None)
 def _dtypes_by_code() -> dict[int, torch.dtype]:
-    return {code: dtype for dtype, code in _dtype_codes().items()}
+    return {code: dtype for dtype, code in dtype_codes().items()}
 
 
 def as_ivalue(value: Any) -> Any:
     """`value` as TorchScript's interpreter holds it: a dtype as its code."""
     if isinstance(value, torch.dtype):
-        return _dtype_codes()[value]
+        return dtype_codes()[value]
     if isinstance(value, list):
         return [as_ivalue(item) for item in value]
     return value
