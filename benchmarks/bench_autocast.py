@@ -38,6 +38,16 @@ of eager autocast, with the seconds its first call took compiling
 (`compile_s`) and its difference from eager (Inductor fuses and reorders:
 not bitwise in general).
 
+`--aoti` adds, to inference runs, the ways out of TorchScript compiled
+ahead of time: AOTInductor of the program jitamp.export makes of the
+jitamp-scripted model (`jitamp_export_aoti`: regions kept;
+`jitamp_export_aoti_explicit`: explicit casts), AOTInductor of
+torch.export.export of the eager model (`eager_export_aoti`, the anchor:
+`ratio_vs_eager_export_aoti` for every variant, and the AOTInductor
+variants' `max_abs_diff_vs_eager_export_aoti`), and torch.compile as
+--compile does. `export_s` is the export's seconds, `compile_s`
+AOTInductor's (compiling and packaging) and loading.
+
 `--malloc steady` keeps glibc's malloc from handing memory back to the
 kernel (no mmap for large blocks, no trimming), as a caching allocator
 (jemalloc, tcmalloc, CUDA's) would. With glibc's defaults a tensor of more
@@ -90,6 +100,7 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 DEVICE = "cpu"  # set by --device / --dtype before any module is made
 DTYPE = torch.bfloat16
 COMPILE = False  # --compile: a torch.compile (Inductor) variant of inference runs
+AOTI = False  # --aoti: AOTInductor variants of inference runs (and torch.compile)
 
 
 # --- workloads -----------------------------------------------------------
@@ -439,6 +450,29 @@ def _compiled(eager_autocast: Callable[..., Any], inputs: tuple) -> Callable[...
     return compiled
 
 
+def _aoti_compiled(export: Callable[[], torch.export.ExportedProgram]) -> Callable[..., Any]:
+    """The program `export()` makes (under torch.no_grad()), compiled by
+    AOTInductor into a package and loaded; with the seconds the export took
+    (`export_s`) and the compile, packaging and load (`compile_s`)."""
+    try:
+        start = time.perf_counter()
+        with torch.no_grad():
+            program = export()
+        exported = time.perf_counter()
+        with tempfile.TemporaryDirectory() as folder:
+            package = torch._inductor.aoti_compile_and_package(
+                program, package_path=os.path.join(folder, "model.pt2"))
+            loaded = torch._inductor.aoti_load_package(package)
+    except Exception as error:
+        return _failed(error)
+
+    def compiled(*args):
+        return loaded(*args)
+    compiled.export_s = exported - start  # type: ignore[attr-defined]
+    compiled.compile_s = time.perf_counter() - exported  # type: ignore[attr-defined]
+    return compiled
+
+
 def make_variants(w: Workload, module: nn.Module, inputs: tuple, backward: bool = True) -> dict[str, Callable[..., Any]]:
     if w.autocast_off:
         plain = _script(module, with_jitamp=False)
@@ -463,8 +497,14 @@ def make_variants(w: Workload, module: nn.Module, inputs: tuple, backward: bool 
     # jitamp.enable(profiling_executor=True): TorchScript's profile-guided
     # optimizations and symbolic autodiff (not eager-exact in backward).
     variants["jitamp_profiling"] = _script(module, with_jitamp=True, profiling_executor=True)
-    if COMPILE and not backward:
+    if (COMPILE or AOTI) and not backward:
         variants["torch_compile"] = _compiled(eager_autocast, inputs)
+    if AOTI and not backward:
+        variants["eager_export_aoti"] = _aoti_compiled(lambda: torch.export.export(module, inputs))
+        variants["jitamp_export_aoti"] = _aoti_compiled(
+            lambda: jitamp.export(_script(module, with_jitamp=True), inputs))
+        variants["jitamp_export_aoti_explicit"] = _aoti_compiled(
+            lambda: jitamp.export(_script(module, with_jitamp=True), inputs, explicit_casts=True))
     if DEVICE == "cuda":  # where TorchScript's fuser runs: its plan with jitamp's fusible casts
         variants["jitamp_profiling_fused_casts"] = _with_fuser_casts(
             _script(module, with_jitamp=True, profiling_executor=True))
@@ -639,10 +679,15 @@ def run_workload(w: Workload, repeats: int, backward: bool) -> dict[str, Any]:
             continue
         row = {"median_us": statistics.median(r["times"]) * 1e6}
         row.update(_count_per_call(variants[name], inputs, backward, module))
-        if hasattr(variants[name], "compile_s"):
-            row["compile_s"] = variants[name].compile_s
+        for seconds in ("export_s", "compile_s"):
+            if hasattr(variants[name], seconds):
+                row[seconds] = getattr(variants[name], seconds)
         if ref_out is not None:
             row["max_abs_diff_vs_" + reference] = float((r["out"].double() - ref_out.double()).abs().max())
+        aoti_out = results.get("eager_export_aoti", {}).get("out")
+        if aoti_out is not None and name.endswith(("_aoti", "_aoti_explicit")):
+            # what AOTInductor makes of eager's own export: the bits to match
+            row["max_abs_diff_vs_eager_export_aoti"] = float((r["out"].double() - aoti_out.double()).abs().max())
         ref_grads = results.get(reference, {}).get("grads")
         if ref_grads is not None and "grads" in r:
             # a baseline that is fast because it computes other gradients
@@ -658,8 +703,9 @@ def run_workload(w: Workload, repeats: int, backward: bool) -> dict[str, Any]:
         for base in bases:
             row[f"ratio_vs_{base}"] = paired_ratio(times[name], [times[base]])
         # the floors: weights cast once by hand (frozen plans); eager's casts
-        # written out, no autocast at all (any exact plan)
-        for floor in ("eager_hand_cast", "script_explicit_casts"):
+        # written out, no autocast at all (any exact plan); AOTInductor of
+        # eager's own export (the ahead-of-time compiled ones)
+        for floor in ("eager_hand_cast", "script_explicit_casts", "eager_export_aoti"):
             if "median_us" in summary.get(floor, {}):
                 row[f"ratio_vs_{floor}"] = paired_ratio(times[name], [times[floor]])
         # the target: <= 0.95 x the best of eager autocast and the built-in,
@@ -954,6 +1000,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compile", action="store_true",
                         help="also torch.compile (Inductor) of eager autocast in inference runs, with its "
                         "compile time (compile_s) and its difference from eager")
+    parser.add_argument("--aoti", action="store_true",
+                        help="also AOTInductor of jitamp.export's programs and of the eager model's "
+                        "torch.export, and torch.compile, in inference runs, with export and compile times")
     parser.add_argument("--malloc", choices=("default", "steady"), default="default",
                         help="steady: glibc malloc keeps freed memory (no fresh pages per call)")
     parser.add_argument("--instructions", action="store_true",
@@ -964,8 +1013,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.device == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: torch.cuda.is_available() is False here")
-    global DEVICE, DTYPE, COMPILE
-    COMPILE = args.compile
+    global DEVICE, DTYPE, COMPILE, AOTI
+    COMPILE, AOTI = args.compile, args.aoti
     DEVICE = args.device
     DTYPE = getattr(torch, args.dtype or ("float16" if DEVICE == "cuda" else "bfloat16"))
     repeats = 5 if args.quick else args.repeats
@@ -1007,10 +1056,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n{key}")
             for name, row in summary.items():
                 if "failed" in row:
-                    print(f"  {name:15s} FAILED: {row['failed']}")
+                    print(f"  {name:28s} FAILED: {row['failed']}")
                     continue
                 extras = "  ".join(f"{k}={_fmt(v)}" for k, v in row.items() if k not in ("median_us", "times_us"))
-                print(f"  {name:15s} {row['median_us']:10.1f} us  {extras}")
+                print(f"  {name:28s} {row['median_us']:10.1f} us  {extras}")
     sizes = [200, 600, 2000] if args.quick else [2000, 6000, 20000]
     for shared in (False, True) if not (args.only or args.inference_only) else ():
         key = "pass_cost_shared_weight" if shared else "pass_cost"

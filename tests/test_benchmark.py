@@ -194,14 +194,23 @@ def test_conv_bitwise_candidates_run_and_keep_their_verdicts(tmp_path):
     assert all(row["bitwise"] for row in report["convnet"].values()), report["convnet"]
 
 
-def test_compile_variant_reports_its_compile_time_and_difference(tmp_path):
-    """--compile: torch.compile of eager autocast in inference runs, with
-    the seconds compiling took; no timing is checked."""
+def test_compile_and_aoti_variants_report_their_compile_times_and_differences(tmp_path):
+    """--aoti: torch.compile of eager autocast and AOTInductor of
+    jitamp.export's programs (both forms) and of the eager model's export,
+    in inference runs, with the seconds exporting and compiling took;
+    jitamp's packages give the bits of eager's export's package. No timing
+    is checked."""
     out = tmp_path / "report.json"
     proc = subprocess.run([sys.executable, SCRIPT, "--only", "mlp", "--repeats", "1", "--threads", "1",
-                           "--inference-only", "--compile", "--json", str(out)],
+                           "--inference-only", "--aoti", "--json", str(out)],
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    row = json.loads(out.read_text())["workloads"]["mlp/inference"]["torch_compile"]
-    assert "failed" not in row, row
-    assert row["compile_s"] > 0 and "max_abs_diff_vs_eager_autocast" in row
+    rows = json.loads(out.read_text())["workloads"]["mlp/inference"]
+    assert "failed" not in rows["torch_compile"], rows["torch_compile"]
+    assert rows["torch_compile"]["compile_s"] > 0 and "max_abs_diff_vs_eager_autocast" in rows["torch_compile"]
+    for name in ("eager_export_aoti", "jitamp_export_aoti", "jitamp_export_aoti_explicit"):
+        row = rows[name]
+        assert "failed" not in row, (name, row)
+        assert row["export_s"] > 0 and row["compile_s"] > 0, (name, row)
+        assert row["max_abs_diff_vs_eager_export_aoti"] == 0.0, (name, row)
+        assert "ratio_vs_eager_export_aoti" in row, (name, row)

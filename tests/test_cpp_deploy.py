@@ -7,15 +7,20 @@ without jitamp::RewriteModule, and in a host that links torch alone and gets
 the ops from LD_PRELOAD (torch_run, as tritonserver does), and in a Python
 process that never imports jitamp and loads the op library itself
 (python_host.py), and gives eager's outputs and gradients bit for bit (the
-same kernels run in both processes).
+same kernels run in both processes). And a program jitamp.export made,
+compiled by AOTInductor, runs in LibTorch's AOTIModelPackageLoader
+(tests/cpp/aoti_run.cpp, which links torch alone: the package needs no
+jitamp) with the bits of eager's own export compiled the same way.
 
 The op library is the one the install built (`jitamp.library_path()`, what a
 user links or preloads): cpp/ is built with CMake once per test module, with
 -DJITAMP_OPS_LIBRARY and -DJITAMP_BUILD_TESTS=ON, which compiles only the
-programs: tests/cpp/jitamp_run.cpp twice (as jitamp_run and torch_run) and the
-users' example, cpp/example.cpp (jitamp_example; under a minute on two cores).
+programs: tests/cpp/jitamp_run.cpp twice (as jitamp_run and torch_run),
+tests/cpp/aoti_run.cpp where torch ships the AOTInductor package loader (2.6+)
+and the users' example, cpp/example.cpp (jitamp_example; about a minute on two
+cores).
 Where CMake is missing or cannot configure LibTorch (a CUDA wheel without the
-CUDA toolkit), the fixture compiles the three programs with the compiler
+CUDA toolkit), the fixture compiles the programs with the compiler
 alone. Skipped only where no C++ compiler is found.
 """
 from __future__ import annotations
@@ -38,6 +43,10 @@ import oracle
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CPP_DIR = os.path.join(REPO, "cpp")  # the CMake build and the users' example
 HARNESS = os.path.join(REPO, "tests", "cpp", "jitamp_run.cpp")
+AOTI_HARNESS = os.path.join(REPO, "tests", "cpp", "aoti_run.cpp")
+# LibTorch's AOTInductor package loader (torch 2.6+), which aoti_run needs
+AOTI_LOADER = os.path.join(os.path.dirname(torch.__file__), "include", "torch", "csrc", "inductor",
+                           "aoti_package", "model_package_loader.h")
 PYTHON_HOST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_host.py")
 ROWS, COLS = 5, 16
 CALLS = 3
@@ -99,6 +108,8 @@ def _build_without_cmake(build, cxx: str) -> None:
         common + [HARNESS, "-DJITAMP_RUN_PLAIN_HOST", "-o", str(build / "torch_run")] + libs,
         common + [example, "-o", str(build / "jitamp_example")] + with_ops + libs,
     ]
+    if os.path.exists(AOTI_LOADER):
+        commands.append(common + [AOTI_HARNESS, "-o", str(build / "aoti_run")] + libs)
     running = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                for c in commands]
     for command, process in zip(commands, running):
@@ -150,7 +161,8 @@ def cpp_build(tmp_path_factory):
         _build_without_cmake(build, cxx)
     how = "with CMake" if why_not is None else f"without CMake ({why_not})"
     print(f"\nbuilt cpp/ {how} in {time.monotonic() - start:.1f} s", file=sys.stderr)
-    for made in ("jitamp_run", "torch_run", "jitamp_example"):
+    programs = ["jitamp_run", "torch_run", "jitamp_example"] + (["aoti_run"] if os.path.exists(AOTI_LOADER) else [])
+    for made in programs:
         assert (build / made).is_file(), f"the build made no {build / made}"
     return build
 
@@ -420,3 +432,61 @@ def test_host_without_jitamp_ops_fails_at_load_naming_the_op(cpp_build, saved_mo
     assert done.returncode == 1, (done.returncode, done.stdout, done.stderr)
     assert "Unknown builtin op: jitamp::" in done.stderr, done.stderr
     assert "needs_import_jitamp" in done.stderr.split("<--- HERE")[0], done.stderr
+
+
+# --- AOTInductor packages, from C++ -----------------------------------------
+
+def _aoti_package(program, path) -> str:
+    return torch._inductor.aoti_compile_and_package(program, package_path=str(path))
+
+
+def _run_aoti_cpp(cpp_build, package: str, args: tuple, tmp_path) -> list[list[torch.Tensor]]:
+    """Each call's outputs (flattened) of `package` run by aoti_run."""
+    inputs, prefix = tmp_path / "inputs.pt", tmp_path / f"{os.path.basename(package)}.out"
+    torch.save(list(torch.utils._pytree.tree_leaves(args)), str(inputs))
+    done = subprocess.run([str(cpp_build / "aoti_run"), "--calls", str(CALLS), package, str(inputs), str(prefix)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, (done.returncode, done.stdout, done.stderr)
+    return [list(torch.load(f"{prefix}{call}.pt", weights_only=True)) for call in range(1, CALLS + 1)]
+
+
+@pytest.fixture(scope="module")
+def aoti_anchor(cpp_build, tmp_path_factory):
+    """(the eager model, its inputs, each call's outputs of eager's own
+    export compiled by AOTInductor and run by aoti_run)."""
+    if not os.path.exists(AOTI_LOADER):
+        pytest.skip(f"torch {torch.__version__} ships no AOTIModelPackageLoader (torch 2.6+)")
+    import export_models
+    eager = export_models.build("gru_cell_loop")
+    args = tuple(export_models.inputs("gru_cell_loop"))
+    tmp = tmp_path_factory.mktemp("aoti_anchor")
+    with torch.no_grad():
+        package = _aoti_package(torch.export.export(eager, args), tmp / "anchor.pt2")
+    return eager, args, _run_aoti_cpp(cpp_build, package, args, tmp)
+
+
+@pytest.mark.parametrize("explicit_casts", [False, True], ids=["regions", "explicit_casts"])
+def test_aoti_package_loader_runs_the_program_as_eagers_export(cpp_build, aoti_anchor, explicit_casts, tmp_path):
+    """A GRUCell loop in a bfloat16 region, scripted with jitamp,
+    jitamp.export-ed (either form), compiled by AOTInductor and run by
+    LibTorch's AOTIModelPackageLoader: calls 1-3 give the bits that eager's
+    own export compiled and run the same way gives, and that Python's
+    aoti_load_package gives of the same package."""
+    eager, args, expected = aoti_anchor
+    with torch.no_grad():
+        program = jitamp.export(oracle.script(eager), args, explicit_casts=explicit_casts)
+        package = _aoti_package(program, tmp_path / "program.pt2")
+        in_python = torch._inductor.aoti_load_package(package)(*args)
+    calls = _run_aoti_cpp(cpp_build, package, args, tmp_path)
+    assert expected[0] and expected[0][0].dtype == torch.bfloat16, expected
+    for call, (got, want) in enumerate(zip(calls, expected), 1):
+        oracle.assert_same(want, got, what=f"C++ call {call}, against eager's export")
+    oracle.assert_same(list(torch.utils._pytree.tree_leaves(in_python)), calls[0], what="C++ against Python")
+
+
+def test_aoti_run_reports_bad_arguments(cpp_build, aoti_anchor, tmp_path):
+    done = subprocess.run([str(cpp_build / "aoti_run"), "package.pt2"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "usage: aoti_run" in done.stderr, done.stderr
+    done = subprocess.run([str(cpp_build / "aoti_run"), str(tmp_path / "missing.pt2"), "in.pt", "out"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "aoti_run:" in done.stderr, done.stderr

@@ -347,6 +347,67 @@ def test_explicit_casts_write_out_the_casts_inside_composite_ops():
     _check_inference(eager, _export_saved_and_loaded(program), args)
 
 
+@pytest.mark.parametrize("explicit_casts", [False, True], ids=["regions", "explicit_casts"])
+def test_the_encoder_layers_fast_path_is_written_out_as_its_kernel(explicit_casts):
+    """nn.TransformerEncoderLayer's fast path under no_grad is one op,
+    _transformer_encoder_layer_fwd, whose kernel calls attention and
+    linears that eager's autocast casts: both forms hold those ops instead
+    (jitamp/_written_out.py), with explicit casts their casts too, and
+    eager's bits; a compiler that runs the op whole without autocast
+    (AOTInductor, in a region) gets eager's ops."""
+    eager = export_models.build("encoder_post_norm")
+    args = tuple(export_models.inputs("encoder_post_norm"))
+    scripted = script(eager)
+    with torch.no_grad():
+        _skip_without_the_fast_paths_fake_kernel(scripted, args)
+        program = jitamp.export(scripted, args, explicit_casts=explicit_casts)
+    targets = [node.target for module in program.graph_module.modules() if isinstance(module, torch.fx.GraphModule)
+               for node in module.graph.nodes if node.op == "call_function"]
+    assert torch.ops.aten._transformer_encoder_layer_fwd.default not in targets
+    assert torch.ops.aten._native_multi_head_attention.default in targets, targets
+    assert (torch.ops.aten._to_copy.default in targets) == explicit_casts
+    assert bool(_regions(program)) != explicit_casts
+    _check_inference(eager, program, args)
+    _check_inference(eager, _export_saved_and_loaded(program), args)
+
+
+class Arithmetic(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = torch.mm(x, x) / 8.0
+            y = (y + 1.5) * 2 - 0.5
+            y = torch.div(y, 3.0, rounding_mode="floor") + y // 2.0
+            y = y.clone().add_(1.0).mul_(0.5).sub_(2).div_(4.0)
+        return y
+
+
+def _arithmetic(program) -> list[str]:
+    names = ("add", "sub", "mul", "div", "floor_divide")
+    return sorted(str(node.target) for module in program.graph_module.modules()
+                  if isinstance(module, torch.fx.GraphModule) for node in module.graph.nodes
+                  if isinstance(node.target, torch._ops.OpOverload)
+                  and node.target._opname.rstrip("_") in names)
+
+
+def test_arithmetic_with_numbers_is_recorded_as_eager_python_calls_it():
+    """TorchScript calls div.Scalar for `x / 8.0` where eager Python calls
+    div.Tensor with the number wrapped (add, sub, mul, floor_divide and
+    the in-place ones alike): the same kernel in eager, other bits once
+    AOTInductor compiles them. Both forms record the overloads eager's
+    export records."""
+    eager = Arithmetic()
+    args = (torch.randn(4, 4),)
+    with torch.no_grad():
+        anchor = torch.export.export(eager, args)
+        regions = jitamp.export(script(eager), args)
+        explicit = jitamp.export(script(eager), args, explicit_casts=True)
+    assert any(".Tensor" in name for name in _arithmetic(anchor)), _arithmetic(anchor)
+    assert _arithmetic(regions) == _arithmetic(anchor)
+    assert _arithmetic(explicit) == _arithmetic(anchor.run_decompositions({}))
+    _check_inference(eager, regions, args)
+    _check_inference(eager, explicit, args)
+
+
 def test_a_model_converted_with_add_autocast_exports_its_region():
     torch.manual_seed(0)
     plain = nn.Sequential(nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 4)).eval()
@@ -365,13 +426,6 @@ def test_real_architectures_export_as_eager_runs(name):
     args = tuple(architectures.inputs(name))
     program = jitamp.export(script(eager), args)
     _check_inference(eager, program, args)
-
-
-# Explicit casts refuse these, with an ExportError: the encoder layer's fast
-# path (aten::_transformer_encoder_layer_fwd, taken under no_grad) is one op
-# whose kernel calls ops eager's autocast casts, which no cast written
-# around the op holds.
-EXPLICIT_CASTS_REFUSED = {"encoder_post_norm", "encoder_pre_norm", "transformer"}
 
 
 # Under torch.no_grad() nn.TransformerEncoderLayer takes its fast path
@@ -413,11 +467,6 @@ def test_models_export_as_eager_runs(name, explicit_casts):
     with torch.no_grad():
         if name in FAST_PATH_MODELS:
             _skip_without_the_fast_paths_fake_kernel(scripted, args)
-        if explicit_casts and name in EXPLICIT_CASTS_REFUSED:
-            with pytest.raises(jitamp.ExportError, match="explicit casts"):
-                jitamp.export(scripted, args, explicit_casts=True)
-            assert autocast_state() == state, "a refused export left the thread's autocast state changed"
-            return
         program = jitamp.export(scripted, args, explicit_casts=explicit_casts)
     assert autocast_state() == state
     assert bool(_regions(program)) != explicit_casts or not _regions(torch.export.export(eager, args))

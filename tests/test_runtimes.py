@@ -194,6 +194,26 @@ def test_aotinductor_compiles_the_program_as_it_compiles_eagers_export(name, exp
             assert_same(expected, got(*args), what=f"call {call + 1}")
 
 
+@pytest.mark.parametrize("explicit_casts", [False, True], ids=["regions", "explicit_casts"])
+def test_aotinductor_compiles_the_encoders_fast_path_with_eagers_dtypes(explicit_casts, tmp_path):
+    """nn.TransformerEncoder under no_grad takes its fast path, whose kernel
+    eager's autocast reaches inside. Eager's own export gives float32 there
+    (the anchor, checked without compiling it); jitamp's program holds the
+    kernel written out, so AOTInductor gets eager's ops: eager's dtype, and
+    values within one bfloat16 step of the output's magnitude (Inductor
+    fuses the norms: not bitwise; measured 0.0156 on outputs up to 3.3)."""
+    eager = export_models.build("encoder_post_norm")
+    args = tuple(export_models.inputs("encoder_post_norm"))
+    with torch.no_grad():
+        expected = eager(*args)
+        assert expected.dtype == torch.bfloat16
+        assert torch.export.export(eager, args).module()(*args).dtype == torch.float32, "the anchor is fixed"
+        compiled = _aoti(jitamp.export(script(eager), args, explicit_casts=explicit_casts), tmp_path, "program")
+        for call in range(3):
+            assert_same(expected, compiled(*args), exact=False, rtol=0, atol_of_max=2 ** -7,
+                        what=f"call {call + 1}")
+
+
 # --- ExecuTorch ------------------------------------------------------------
 
 def _executorch_outputs(program, args) -> list:

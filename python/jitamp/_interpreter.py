@@ -26,6 +26,8 @@ from typing import Any, Callable, Sequence
 
 import torch
 
+from ._written_out import WRITTEN_OUT
+
 
 class InterpreterError(RuntimeError):
     """An op that failed, with the node and its source line."""
@@ -332,6 +334,8 @@ class _Run:
                 result = _SCALAR_OPS[kind](*inputs)
             elif kind in _DATA_OPS and not isinstance(inputs[0], torch.Tensor):
                 result = _DATA_OPS[kind](*inputs)
+            elif kind in WRITTEN_OUT:  # an op whose kernel autocast reaches inside
+                result = WRITTEN_OUT[kind](*inputs)
             else:
                 result = _call(node, inputs)
                 if _may_return_a_dtype(node):
@@ -395,6 +399,21 @@ def _may_return_a_dtype(node: torch._C.Node) -> bool:
 
 _OPS: dict[str, tuple[Any, int, tuple[str, ...]]] = {}
 
+# Overloads TorchScript calls with a number that eager Python never calls:
+# native_functions.yaml has them "for C++ only", and Python passes the
+# number to the Tensor overload as a wrapped number. Same kernel, same
+# bits; but a compiler lowers the two differently (Inductor: a division by
+# 8.0 as div.Scalar and as div.Tensor are other bits), so the program
+# records what eager's export records. Arguments in the same order.
+_AS_PYTHON_CALLS = {
+    "add.Scalar": "add.Tensor", "add_.Scalar": "add_.Tensor",
+    "sub.Scalar": "sub.Tensor", "sub_.Scalar": "sub_.Tensor",
+    "mul.Scalar": "mul.Tensor", "mul_.Scalar": "mul_.Tensor",
+    "div.Scalar": "div.Tensor", "div_.Scalar": "div_.Tensor",
+    "div.Scalar_mode": "div.Tensor_mode", "div_.Scalar_mode": "div_.Tensor_mode",
+    "floor_divide.Scalar": "floor_divide.default", "floor_divide_.Scalar": "floor_divide_.Tensor",
+}
+
 
 def _call(node: torch._C.Node, inputs: list[Any]) -> Any:
     """The node's op through the dispatcher, with the schema's keyword-only
@@ -406,10 +425,14 @@ def _call(node: torch._C.Node, inputs: list[Any]) -> Any:
     if op is None:
         schema = torch._C.parse_schema(schema_text)
         namespace, _, name = schema.name.partition("::")
-        overload = getattr(getattr(torch.ops, namespace), name)
-        overload = getattr(overload, schema.overload_name or "default")
-        positional = sum(1 for argument in schema.arguments if not argument.kwarg_only)
-        keywords = tuple(argument.name for argument in schema.arguments if argument.kwarg_only)
+        overload_name = schema.overload_name or "default"
+        if namespace == "aten":
+            name, _, overload_name = _AS_PYTHON_CALLS.get(f"{name}.{overload_name}",
+                                                          f"{name}.{overload_name}").partition(".")
+        overload = getattr(getattr(getattr(torch.ops, namespace), name), overload_name)
+        arguments = overload._schema.arguments
+        positional = sum(1 for argument in arguments if not argument.kwarg_only)
+        keywords = tuple(argument.name for argument in arguments if argument.kwarg_only)
         op = _OPS[schema_text] = (overload, positional, keywords)
     overload, positional, keywords = op
     return overload(*inputs[:positional], **dict(zip(keywords, inputs[positional:])))
