@@ -444,8 +444,11 @@ def _run_aoti_cpp(cpp_build, package: str, args: tuple, tmp_path) -> list[list[t
     """Each call's outputs (flattened) of `package` run by aoti_run."""
     inputs, prefix = tmp_path / "inputs.pt", tmp_path / f"{os.path.basename(package)}.out"
     torch.save(list(torch.utils._pytree.tree_leaves(args)), str(inputs))
+    # the package's library needs LibTorch's on the loader's path, as in any deployment
+    lib = os.path.join(os.path.dirname(torch.__file__), "lib")
+    env = dict(os.environ, LD_LIBRARY_PATH=os.pathsep.join(filter(None, [lib, os.environ.get("LD_LIBRARY_PATH")])))
     done = subprocess.run([str(cpp_build / "aoti_run"), "--calls", str(CALLS), package, str(inputs), str(prefix)],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, (done.returncode, done.stdout, done.stderr)
     return [list(torch.load(f"{prefix}{call}.pt", weights_only=True)) for call in range(1, CALLS + 1)]
 

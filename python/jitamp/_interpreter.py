@@ -187,6 +187,10 @@ _PRIM_OPS: dict[str, Callable[..., Any]] = {
     "prim::is_cuda": lambda t: t.is_cuda,
     "prim::is_cpu": lambda t: t.is_cpu,
     "prim::is_meta": lambda t: t.is_meta,
+    # read from the dtype, as Python's methods do (an op in the program
+    # otherwise, which torch 2.6 cannot load: it returns a bool)
+    "aten::is_floating_point": lambda t: t.is_floating_point(),
+    "aten::is_complex": lambda t: t.is_complex(),
     "prim::NumToTensor": _num_to_tensor,
     "prim::min": _min,
     "prim::max": _max,
