@@ -7,12 +7,16 @@ ones. The program is the explicit-casts form (every cast eager's autocast
 makes is an op), and where a norm's kernel takes a low-precision input
 with float32 weights (LayerNorm's, GroupNorm's: computed in float32,
 written in the input's dtype), its input is cast up and its output back
-down, which keeps eager's result. torch.onnx's exporter is run without its
-graph optimizer, which folds a cast of a weight into a float32
-initializer the cast's consumer then refuses (a Conv with a float16 input
-and float32 weights)."""
+down, which keeps eager's result. The fast path's attention
+(_native_multi_head_attention, one op with a kernel of its own that ONNX
+has no function for) is written out as the ops it computes, in its
+input's dtype. torch.onnx's exporter is run without its graph optimizer,
+which folds a cast of a weight into a float32 initializer the cast's
+consumer then refuses (a Conv with a float16 input and float32
+weights)."""
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -43,6 +47,8 @@ def export_onnx(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None
     else:
         with torch.no_grad():
             program = export(model, args, kwargs, explicit_casts=True, dynamic_shapes=dynamic_shapes)
+    if any(node.target is _ATTENTION for node in program.graph.nodes):
+        program = program.run_decompositions({_ATTENTION: _attention})
     module = program.module()
     if _cast_mixed_norms(module):
         module.recompile()
@@ -77,6 +83,41 @@ def _cast_mixed_norms(module: torch.fx.GraphModule) -> int:
             user.replace_all_uses_with(down, delete_user_cb=lambda use: use is not down)
         changed += 1
     return changed
+
+
+_ATTENTION = torch.ops.aten._native_multi_head_attention.default
+
+
+def _attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, embed_dim: int,
+               num_head: int, qkv_weight: torch.Tensor, qkv_bias: torch.Tensor,
+               proj_weight: torch.Tensor, proj_bias: torch.Tensor, mask: torch.Tensor | None = None,
+               need_weights: bool = True, average_attn_weights: bool = True,
+               mask_type: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """aten::_native_multi_head_attention on dense inputs as ONNX's ops,
+    in the order its CPU kernel computes: the q, k, v projections, bias
+    added and q scaled by 1/sqrt(head size), q k^T, softmax, times v, the
+    output projection; the weights averaged over heads where asked."""
+    if mask is not None:
+        raise ExportError("jitamp.export_onnx: the fast path's attention with a mask "
+                          "(_native_multi_head_attention) is not written out for ONNX")
+    batch, length, _ = query.shape
+    head = embed_dim // num_head
+
+    def heads(x: torch.Tensor, bias: torch.Tensor, scale: float = 1.0) -> torch.Tensor:
+        x = (x + bias) * scale if scale != 1.0 else x + bias
+        return x.view(batch, -1, num_head, head).transpose(1, 2)
+
+    w_q, w_k, w_v = qkv_weight.chunk(3)
+    b_q, b_k, b_v = qkv_bias.chunk(3)
+    q = heads(torch.nn.functional.linear(query, w_q), b_q, 1.0 / math.sqrt(head))
+    k = heads(torch.nn.functional.linear(key, w_k), b_k)
+    v = heads(torch.nn.functional.linear(value, w_v), b_v)
+    weights = torch.softmax(q @ k.transpose(-1, -2), dim=-1)
+    context = (weights @ v).transpose(1, 2).reshape(batch, length, embed_dim)
+    out = torch.nn.functional.linear(context, proj_weight, proj_bias)
+    if not need_weights:
+        return out, out.new_empty(0)
+    return out, weights.mean(dim=1) if average_attn_weights else weights
 
 
 def _dtype(node: Any, module: torch.fx.GraphModule) -> torch.dtype | None:
