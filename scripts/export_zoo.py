@@ -36,6 +36,8 @@ warnings.simplefilter("ignore")
 
 
 def _torchvision_without_its_ops() -> None:
+    import torchvision  # noqa: F401 - loads its ops library where it can, before the probe
+
     try:
         torch.ops.torchvision.nms  # noqa: B018 - the ops library loaded
         return
