@@ -478,11 +478,12 @@ def _with_explicit_casts(module: _Program, program: Any, args: tuple[Any, ...],
     ops among them (einsum's bmm, gru_cell's linears, lstm's
     mkldnn_rnn_layer), and no region is left.
 
-    An op that the trace keeps whole although its kernel calls ops that
-    eager's autocast casts (_transformer_encoder_layer_fwd, nn.Transformer-
-    EncoderLayer's fast path under no_grad) would run without those casts:
-    the program is checked against the regions' on the example (dtypes and
-    bits), and ExportError where they differ."""
+    An op the trace keeps whole although its kernel calls ops that eager's
+    autocast casts would run without those casts (the one known,
+    nn.TransformerEncoderLayer's fast path, the interpreter runs as its
+    kernel written out: _written_out.py): the program is checked against
+    the regions' on the example (dtypes and bits), and ExportError where
+    they differ."""
     from torch.export._trace import _export
 
     module.__dict__["_dispatch"] = functools.partial(_dispatching_as_eager, _backend_flags())

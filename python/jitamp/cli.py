@@ -161,7 +161,7 @@ def _parser() -> argparse.ArgumentParser:
         "program (fixed to this torch's autocast policy), for backends that run no autocast regions: "
         "an inference program, exported under torch.no_grad(). "
         "Both give eager autocast's dtypes and bits; where explicit casts cannot (a fused op whose own "
-        "kernel reaches ops autocast casts), export refuses.",
+        "kernel reaches ops autocast casts and that jitamp does not write out), export refuses.",
         epilog="example:\n  python -c \"import torch; torch.save((torch.randn(4, 8),), 'args.pt')\"\n"
         "  jitamp export model.pt args.pt model.pt2\n"
         "  jitamp export --explicit-casts model.pt args.pt model.pt2\n"
