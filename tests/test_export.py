@@ -223,15 +223,19 @@ def test_callers_autocast_reaches_the_exported_program_as_it_reaches_eager(outer
     _check_inference(eager, program, _example(), outer=outer)
 
 
+def _nodes(program) -> list[torch.fx.Node]:
+    """Every node of the program, its regions' bodies' included."""
+    return [node for module in program.graph_module.modules() if isinstance(module, torch.fx.GraphModule)
+            for node in module.graph.nodes]
+
+
 def _regions(program) -> list:
     """Each region's device type, dtype (where enabled) and enabled flag.
     (Not its cache flag: what a trace records for a scope that gives none
     differs between torch versions, None or the trace's off, and changes
     no value; nor a disabled region's dtype, which nothing reads.)"""
     return [(node.args[0], node.args[1] if node.args[2] else None, node.args[2])
-            for module in program.graph_module.modules()
-            if isinstance(module, torch.fx.GraphModule) for node in module.graph.nodes
-            if node.target is torch.ops.higher_order.wrap_with_autocast]
+            for node in _nodes(program) if node.target is torch.ops.higher_order.wrap_with_autocast]
 
 
 @pytest.mark.parametrize("name", ["simple", "nested", "submodules", "flags"])
@@ -239,9 +243,7 @@ def test_the_regions_are_those_torch_export_makes_of_the_eager_module(name):
     eager = _model(name).eval()
     program = jitamp.export(script(eager), _example())
     assert sorted(map(str, _regions(program))) == sorted(map(str, _regions(torch.export.export(eager, _example()))))
-    assert not any(node.op == "call_function" and "jitamp" in str(node.target)
-                   for module in program.graph_module.modules() if isinstance(module, torch.fx.GraphModule)
-                   for node in module.graph.nodes)
+    assert not any(node.op == "call_function" and "jitamp" in str(node.target) for node in _nodes(program))
 
 
 # nested: two `y.float()` of one value, which freezing would merge into one
@@ -360,8 +362,7 @@ def test_the_encoder_layers_fast_path_is_written_out_as_its_kernel(explicit_cast
     scripted = script(eager)
     with torch.no_grad():
         program = _export_or_skip_without_a_fake_kernel(scripted, args, explicit_casts=explicit_casts)
-    targets = [node.target for module in program.graph_module.modules() if isinstance(module, torch.fx.GraphModule)
-               for node in module.graph.nodes if node.op == "call_function"]
+    targets = [node.target for node in _nodes(program) if node.op == "call_function"]
     assert torch.ops.aten._transformer_encoder_layer_fwd.default not in targets
     assert torch.ops.aten._native_multi_head_attention.default in targets, targets
     assert (torch.ops.aten._to_copy.default in targets) == explicit_casts
@@ -382,10 +383,8 @@ class Arithmetic(nn.Module):
 
 def _arithmetic(program) -> list[str]:
     names = ("add", "sub", "mul", "div", "floor_divide")
-    return sorted(str(node.target) for module in program.graph_module.modules()
-                  if isinstance(module, torch.fx.GraphModule) for node in module.graph.nodes
-                  if isinstance(node.target, torch._ops.OpOverload)
-                  and node.target._opname.rstrip("_") in names)
+    return sorted(str(node.target) for node in _nodes(program)
+                  if isinstance(node.target, torch._ops.OpOverload) and node.target._opname.rstrip("_") in names)
 
 
 def test_arithmetic_with_numbers_is_recorded_as_eager_python_calls_it():
@@ -618,9 +617,8 @@ def test_the_first_export_of_a_process_records_only_the_models_ops(tmp_path):
         "import test_export\n"
         "eager = test_export._model('simple').eval()\n"
         "def ops(program):\n"
-        "    return collections.Counter(str(node.target) for module in program.graph_module.modules()\n"
-        "                               if isinstance(module, torch.fx.GraphModule)\n"
-        "                               for node in module.graph.nodes if node.op == 'call_function')\n"
+        "    return collections.Counter(str(node.target) for node in test_export._nodes(program)\n"
+        "                               if node.op == 'call_function')\n"
         "got = ops(jitamp.export(test_export.script(eager), test_export._example()))\n"
         "expected = ops(torch.export.export(eager, test_export._example()))\n"
         "assert got == expected, (got - expected, expected - got)\n")

@@ -103,15 +103,13 @@ def _attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, embe
     batch, length, _ = query.shape
     head = embed_dim // num_head
 
-    def heads(x: torch.Tensor, bias: torch.Tensor, scale: float = 1.0) -> torch.Tensor:
-        x = (x + bias) * scale if scale != 1.0 else x + bias
+    def heads(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+        x = torch.nn.functional.linear(x, weight) + bias
         return x.view(batch, -1, num_head, head).transpose(1, 2)
 
-    w_q, w_k, w_v = qkv_weight.chunk(3)
-    b_q, b_k, b_v = qkv_bias.chunk(3)
-    q = heads(torch.nn.functional.linear(query, w_q), b_q, 1.0 / math.sqrt(head))
-    k = heads(torch.nn.functional.linear(key, w_k), b_k)
-    v = heads(torch.nn.functional.linear(value, w_v), b_v)
+    (w_q, w_k, w_v), (b_q, b_k, b_v) = qkv_weight.chunk(3), qkv_bias.chunk(3)
+    q = heads(query, w_q, b_q) * (1.0 / math.sqrt(head))
+    k, v = heads(key, w_k, b_k), heads(value, w_v, b_v)
     weights = torch.softmax(q @ k.transpose(-1, -2), dim=-1)
     context = (weights @ v).transpose(1, 2).reshape(batch, length, embed_dim)
     out = torch.nn.functional.linear(context, proj_weight, proj_bias)
