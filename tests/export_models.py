@@ -8,6 +8,12 @@ the kinds of module of PyTorch's own converter tests
 prim::If, loops, nested modules and buffers), each with a scope added."""
 from __future__ import annotations
 
+import functools
+import importlib.util
+import pathlib
+import sys
+import tempfile
+import types
 from typing import Dict, List, Tuple
 
 import torch
@@ -37,8 +43,7 @@ class Encoder(nn.Module):
 
 class GRUCellLoop(nn.Module):
     """A loop over time whose hidden state is carried from step to step
-    (the scope's dtype an attribute: tests/test_runtimes.py runs it in
-    float16)."""
+    (the scope's dtype a module attribute)."""
 
     def __init__(self, dtype: torch.dtype = torch.bfloat16):
         super().__init__()
@@ -229,3 +234,34 @@ def build(name: str) -> nn.Module:
 
 def inputs(name: str) -> list:
     return MODELS[name][1]()
+
+
+# what names the models' autocast dtype: their scopes, and GRUCellLoop's default
+_DTYPE_SPELLINGS = ('torch.autocast("cpu", dtype=torch.bfloat16)', "dtype: torch.dtype = torch.bfloat16")
+
+
+@functools.cache
+def in_dtype(dtype: torch.dtype) -> types.ModuleType:
+    """This module with every autocast scope of its models (and of
+    test_architectures') in `dtype` instead of bfloat16: a twin for
+    runtimes whose kernels take float16 and not bfloat16 (onnxruntime's
+    CPU ones). TorchScript compiles from source, so the twin is the source
+    with the scopes' dtype replaced, imported from a folder of its own."""
+    if dtype is torch.bfloat16:
+        return sys.modules[__name__]
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="jitamp-models-"))
+    suffix = "_" + str(dtype).rsplit(".", 1)[-1]
+    here = pathlib.Path(__file__).parent
+    for name in ("test_architectures", "export_models"):
+        source = (here / f"{name}.py").read_text()
+        assert _DTYPE_SPELLINGS[0] in source, name
+        for spelling in _DTYPE_SPELLINGS:
+            source = source.replace(spelling, spelling.replace("torch.bfloat16", str(dtype)))
+        source = source.replace("import test_architectures as", f"import test_architectures{suffix} as")
+        (folder / f"{name}{suffix}.py").write_text(source)
+        spec = importlib.util.spec_from_file_location(f"{name}{suffix}", folder / f"{name}{suffix}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+    return module
+

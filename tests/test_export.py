@@ -6,6 +6,7 @@ torch.export.save / load, dynamic batch sizes, and the `jitamp export`
 command."""
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import io
 import os
@@ -785,3 +786,36 @@ def test_cli_refuses_a_dynamic_batch_the_model_fixes(tmp_path):
     assert "cannot export model.pt" in done.stderr and "batch" in done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert not (tmp_path / "model.pt2").exists()
+
+
+@pytest.mark.parametrize("suffix", [".onnx", ".pte"])
+def test_cli_writes_onnx_and_executorch_by_the_outputs_suffix(suffix, tmp_path):
+    """`jitamp export m.pt args.pt m.onnx` (m.pte): the file the runtime
+    loads, run to eager's dtypes and values (float16 for onnxruntime, whose
+    CPU kernels take no bfloat16); an unknown suffix is one clear line."""
+    extra, runtime = {".onnx": ("onnx", "onnxruntime"), ".pte": ("executorch", "executorch")}[suffix]
+    if importlib.util.find_spec(runtime) is None:
+        pytest.skip(f"{runtime} is not installed (pip install jitamp[{extra}])")
+    models = export_models.in_dtype(torch.float16 if suffix == ".onnx" else torch.bfloat16)
+    eager, args = models.build("containers"), tuple(models.inputs("containers"))
+    with torchscript_deprecation_ignored():
+        torch.jit.save(script_without_jitamp(eager), str(tmp_path / "model.pt"))
+    torch.save(args, str(tmp_path / "args.pt"))
+    done = _jitamp_cli(tmp_path, "export", "model.pt", "args.pt", "model" + suffix)
+    assert done.returncode == 0, done.stderr
+    assert "no autocast region" in done.stdout
+    path = str(tmp_path / f"model{suffix}")
+    if suffix == ".onnx":
+        import onnxruntime
+        session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+        got = [torch.from_numpy(out) for out in session.run(None, {i.name: a.numpy() for i, a in
+                                                                   zip(session.get_inputs(), args)})]
+    else:
+        from executorch.runtime import Runtime
+        got = list(Runtime.get().load_program(path).load_method("forward").execute(list(args)))
+    with torch.no_grad():
+        expected = torch.utils._pytree.tree_leaves(eager(*args))
+    assert_same(expected, got, exact=False, rtol=0, atol_of_max=2 ** -6)
+    bad = _jitamp_cli(tmp_path, "export", "model.pt", "args.pt", "model.tflite")
+    assert bad.returncode == 2 and "OUT.pt2 (torch.export), OUT.onnx (ONNX) or OUT.pte" in bad.stderr
+    assert bad.stderr.count("\n") == 1

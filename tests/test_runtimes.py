@@ -1,8 +1,17 @@
-"""jitamp.export's program on the runtimes users deploy to (issue:
-AOTInductor, ONNX, ExecuTorch), each really run: AOTInductor's result
-equals what it makes of torch.export.export of the eager model; ONNX's
-(onnxruntime) has eager's output dtypes and values within a stated
-tolerance; ExecuTorch's equals what it makes of the eager model's export.
+"""jitamp.export's program on the runtimes users deploy to, each really
+run on every model jitamp.export exports (tests/export_models.py, the
+models of tests/test_export.py):
+
+- AOTInductor: the bits AOTInductor makes of torch.export.export of the
+  eager model, in both forms; where eager's own export loses eager's
+  dtypes (a fused kernel eager's autocast reaches inside), eager's dtypes
+  and values within a stated tolerance;
+- ONNX (onnxruntime, whose CPU kernels take float16 and not bfloat16):
+  every model in float16, eager's dtypes and values within a stated
+  tolerance; in bfloat16 a valid ONNX model or an ExportError;
+- ExecuTorch (executorch.runtime): eager's dtypes, values within a stated
+  tolerance, and the bits ExecuTorch makes of the eager model's own
+  export wherever that export keeps eager's casts.
 
 The runtimes are optional extras (`pip install jitamp[onnx]`, `[executorch]`);
 the README's test set-up installs them. A runtime that is not installed is
@@ -15,8 +24,12 @@ import torch
 from torch import Tensor, nn
 
 import jitamp
+from jitamp import _runtimes
 import export_models
 from oracle import assert_same, script
+
+MODELS = list(export_models.MODELS)
+leaves = torch.utils._pytree.tree_leaves
 
 
 def _needs(module: str, extra: str) -> None:
@@ -24,20 +37,73 @@ def _needs(module: str, extra: str) -> None:
         pytest.skip(f"{module} is not installed (pip install jitamp[{extra}])")
 
 
-# --- float16 models (onnxruntime's CPU kernels take float16, not bfloat16) --
+def _model(name: str, dtype: torch.dtype = torch.bfloat16):
+    models = export_models.in_dtype(dtype)
+    return models.build(name), tuple(models.inputs(name))
 
-class ConvNet(nn.Module):
-    """A biased conv, BatchNorm (float32 weights on a float16 input), pooling."""
 
-    def __init__(self):
-        super().__init__()
-        self.conv = nn.Conv2d(3, 8, 3, bias=True)
-        self.bn = nn.BatchNorm2d(8)
-        self.fc = nn.Linear(8, 4)
+def _bitwise(a, b) -> bool:
+    try:
+        assert_same(a, b)
+    except AssertionError:
+        return False
+    return True
 
-    def forward(self, x: Tensor) -> Tensor:
-        with torch.autocast("cpu", dtype=torch.float16):
-            return self.fc(torch.relu(self.bn(self.conv(x))).mean((2, 3)))
+
+# --- ONNX ------------------------------------------------------------------
+
+# onnxruntime computes in float16 where eager's CPU kernels accumulate in
+# float32: its outputs are within this of eager's (relative to each
+# output's largest magnitude), in eager's dtype (measured up to 8.2e-4).
+ONNX_TOLERANCE = 4e-3
+
+
+def _onnxruntime_outputs(onnx_program, args, tmp_path) -> list:
+    import onnxruntime
+
+    path = tmp_path / "model.onnx"
+    onnx_program.save(str(path))
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    feeds = {given.name: arg.numpy() for given, arg in zip(session.get_inputs(), leaves(args))}
+    return [torch.from_numpy(output) for output in session.run(None, feeds)]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_onnxruntime_runs_every_model_in_float16_with_eagers_dtypes(name, tmp_path):
+    _needs("onnxruntime", "onnx")
+    _needs("onnxscript", "onnx")
+    eager, args = _model(name, torch.float16)
+    with torch.no_grad():
+        expected = leaves(eager(*args))  # (as runtimes give them: flattened, in the program's order)
+        onnx_program = jitamp.export_onnx(script(eager), args)
+    assert_same(expected, _onnxruntime_outputs(onnx_program, args, tmp_path), exact=False, rtol=0,
+                atol_of_max=ONNX_TOLERANCE)
+
+
+@pytest.mark.parametrize("name", ["containers", "resnet"])
+def test_export_onnx_in_bfloat16_is_valid_onnx_or_an_export_error(name, tmp_path):
+    """ONNX types Conv and SplitToSequence without bfloat16: ExportError
+    naming the op, never a file no runtime loads. Where the graph is valid,
+    onnxruntime runs it to eager's dtypes or has no CPU kernel for it."""
+    _needs("onnxruntime", "onnx")
+    _needs("onnxscript", "onnx")
+    import onnxruntime
+
+    eager, args = _model(name)
+    with torch.no_grad():
+        expected = leaves(eager(*args))
+        try:
+            onnx_program = jitamp.export_onnx(script(eager), args)
+        except jitamp.ExportError as error:
+            assert name == "resnet" and "not valid ONNX" in str(error) and "op_type:Conv" in str(error)
+            return
+    assert name == "containers"
+    try:
+        got = _onnxruntime_outputs(onnx_program, args, tmp_path)
+    except onnxruntime.capi.onnxruntime_pybind11_state.NotImplemented as error:
+        assert "Could not find an implementation" in str(error)
+        return
+    assert_same(expected, got, exact=False, rtol=0, atol_of_max=2 ** -6)
 
 
 class NormMLP(nn.Module):
@@ -56,89 +122,9 @@ class NormMLP(nn.Module):
             return self.b(self.gn(y))
 
 
-class Attention(nn.Module):
-    """Hand-written attention with an enabled=False island in float32."""
-
-    def __init__(self):
-        super().__init__()
-        self.qkv = nn.Linear(16, 48)
-        self.out = nn.Linear(16, 16)
-
-    def forward(self, x: Tensor) -> Tensor:
-        with torch.autocast("cpu", dtype=torch.float16):
-            q, k, v = self.qkv(x).chunk(3, -1)
-            weights = torch.softmax(torch.matmul(q, k.transpose(-2, -1)) / 4.0, -1)
-            y = self.out(torch.matmul(weights, v))
-            with torch.autocast("cpu", enabled=False):
-                return y.float() * torch.sigmoid(x)
-
-
-class Encoder(nn.Module):
-    """nn.TransformerEncoder, which under no_grad takes the layers' fast
-    path (its attention, _native_multi_head_attention, written out for
-    ONNX)."""
-
-    def __init__(self):
-        super().__init__()
-        layer = nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True)
-        self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
-
-    def forward(self, x: Tensor) -> Tensor:
-        with torch.autocast("cpu", dtype=torch.float16):
-            return self.encoder(x)
-
-
-def _gen() -> torch.Generator:
-    return torch.Generator().manual_seed(0)
-
-
-FLOAT16_MODELS = {
-    "conv_net": (ConvNet, lambda: (torch.randn(2, 3, 8, 8, generator=_gen()),)),
-    "norm_mlp": (NormMLP, lambda: (torch.randn(4, 8, generator=_gen()),)),
-    "attention": (Attention, lambda: (torch.randn(2, 5, 16, generator=_gen()),)),
-    "encoder": (Encoder, lambda: (torch.randn(2, 5, 16, generator=_gen()),)),
-    "gru_cell_loop": (lambda: export_models.GRUCellLoop(torch.float16),
-                      lambda: (torch.randn(3, 4, 8, generator=_gen()),)),
-}
-
-
-def _float16_model(name: str):
+def _norm_mlp():
     torch.manual_seed(0)
-    model_class, inputs = FLOAT16_MODELS[name]
-    return model_class().eval(), inputs()
-
-
-# --- ONNX ------------------------------------------------------------------
-
-# onnxruntime computes in float16 where eager's CPU kernels accumulate in
-# float32: its outputs are within this of eager's (relative to the
-# output's largest magnitude), in eager's dtype.
-ONNX_TOLERANCE = 4e-3
-
-
-def _onnxruntime_outputs(onnx_program, args, tmp_path) -> list:
-    import onnxruntime
-
-    path = tmp_path / "model.onnx"
-    onnx_program.save(str(path))
-    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    feeds = {given.name: arg.numpy() for given, arg in zip(session.get_inputs(), args)}
-    return [torch.from_numpy(output) for output in session.run(None, feeds)]
-
-
-@pytest.mark.parametrize("name", FLOAT16_MODELS)
-def test_onnxruntime_runs_the_program_with_eagers_dtypes(name, tmp_path):
-    _needs("onnxruntime", "onnx")
-    _needs("onnxscript", "onnx")
-    eager, args = _float16_model(name)
-    with torch.no_grad():
-        expected = torch.utils._pytree.tree_leaves(eager(*args))
-        onnx_program = jitamp.export_onnx(script(eager), args)
-    got = _onnxruntime_outputs(onnx_program, args, tmp_path)
-    assert [t.dtype for t in got] == [t.dtype for t in expected]
-    for a, b in zip(expected, got):
-        scale = float(a.float().abs().max()) or 1.0
-        assert float((a.float() - b.float()).abs().max()) <= ONNX_TOLERANCE * scale
+    return NormMLP().eval(), (torch.randn(4, 8, generator=torch.Generator().manual_seed(0)),)
 
 
 def test_every_cast_eager_makes_is_in_the_onnx_graph():
@@ -149,7 +135,7 @@ def test_every_cast_eager_makes_is_in_the_onnx_graph():
     _needs("onnxscript", "onnx")
     from onnx import TensorProto
 
-    eager, args = _float16_model("norm_mlp")
+    eager, args = _norm_mlp()
     with torch.no_grad():
         program = jitamp.export(script(eager), args, explicit_casts=True)
         graph = jitamp.export_onnx(program, args).model_proto.graph
@@ -171,36 +157,62 @@ def test_the_anchor_onnx_graph_is_refused_by_onnxruntime(tmp_path):
     weights): the anchor jitamp.export_onnx is measured against."""
     _needs("onnxruntime", "onnx")
     _needs("onnxscript", "onnx")
-    eager, args = _float16_model("norm_mlp")
+    eager, args = _norm_mlp()
     with torch.no_grad():
         anchor = torch.onnx.export(torch.export.export(eager, args), args, dynamo=True)
     with pytest.raises(Exception, match="bound to different types"):
         _onnxruntime_outputs(anchor, args, tmp_path)
 
 
-class MaskedEncoder(Encoder):
-    def forward(self, x: Tensor, padding: Tensor) -> Tensor:
-        with torch.autocast("cpu", dtype=torch.float16):
-            return self.encoder(x, src_key_padding_mask=padding)
-
-
-def test_export_onnx_refuses_the_fast_paths_attention_with_a_mask():
-    """The attention written out for ONNX takes no mask yet: an
-    ExportError that says so, not a graph without the mask."""
-    _needs("onnxscript", "onnx")
-    torch.manual_seed(0)
-    eager = MaskedEncoder().eval()
-    padding = torch.zeros(2, 5, dtype=torch.bool)
-    padding[1, 3:] = True
-    with torch.no_grad(), pytest.raises(jitamp.ExportError, match="with a mask"):
-        jitamp.export_onnx(script(eager), (torch.randn(2, 5, 16, generator=_gen()), padding))
-
-
-def test_export_onnx_refuses_a_program_with_regions():
-    eager, args = _float16_model("conv_net")
+def test_a_program_with_regions_is_refused():
+    eager, args = _norm_mlp()
     program = jitamp.export(script(eager), args)
     with pytest.raises(jitamp.ExportError, match="explicit_casts=True"):
-        jitamp.export_onnx(program, args)
+        _runtimes.export_onnx(program, args)
+    with pytest.raises(jitamp.ExportError, match="explicit_casts=True"):
+        _runtimes.export_executorch(program, args)
+
+
+# --- the kernels written out for ONNX and ExecuTorch -------------------------
+
+@pytest.mark.parametrize("mask_type", [None, 0, 1, 2])
+def test_the_attention_written_out_computes_what_its_kernel_does(mask_type):
+    """_native_multi_head_attention's kernel against the ops it is written
+    out as, in float32 (so the comparison is of the computation, not of
+    rounding), with each kind of mask, a row whose every key is left out
+    among them (NaN there, in the kernel's masked softmax as in softmax)."""
+    torch.manual_seed(0)
+    attention = nn.MultiheadAttention(16, 4, batch_first=True).eval()
+    x = torch.randn(3, 5, 16)
+    mask = {None: None, 0: torch.rand(5, 5) > 0.7, 1: torch.rand(3, 5) > 0.6,
+            2: torch.rand(3, 4, 5, 5) > 0.7}[mask_type]
+    if mask is not None:
+        mask.view(-1, 5)[0] = True  # every key left out
+    weights = (x, x, x, 16, 4, attention.in_proj_weight, attention.in_proj_bias, attention.out_proj.weight,
+               attention.out_proj.bias, mask)
+    with torch.no_grad():
+        for need_weights in (False, True):
+            expected = torch._native_multi_head_attention(*weights, need_weights, True, mask_type)
+            got = _runtimes._attention(*weights, need_weights, True, mask_type)
+            compared = expected if need_weights else expected[:1]
+            assert_same(compared, got[:len(compared)], exact=False, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["forward", "reverse"])
+def test_the_lstm_layer_written_out_computes_what_onednn_does(reverse):
+    """mkldnn_rnn_layer (nn.LSTM's layer on CPU) against the ops it is
+    written out as, in bfloat16 as autocast calls it: the same dtypes, and
+    values within one bfloat16 step of each output's magnitude (oneDNN's
+    own code, which the ops approach)."""
+    torch.manual_seed(0)
+    lstm = nn.LSTM(6, 8)
+    weights = [w.detach().bfloat16() for w in lstm.all_weights[0]]
+    x, h, c = torch.randn(7, 3, 6).bfloat16(), torch.randn(3, 8).bfloat16(), torch.randn(3, 8).bfloat16()
+    arguments = (x, *weights, h, c, reverse, [], 2, 8, 1, True, False, False, False)
+    with torch.no_grad():
+        expected = torch.ops.aten.mkldnn_rnn_layer(*arguments)[:3]
+        got = _runtimes._lstm_layer(*arguments)[:3]
+    assert_same(expected, got, exact=False, rtol=0, atol_of_max=2 ** -7)
 
 
 # --- AOTInductor -----------------------------------------------------------
@@ -210,47 +222,37 @@ def _aoti(program, tmp_path, label: str):
     return torch._inductor.aoti_load_package(path)
 
 
-# One model of each kind (AOTInductor compiles each program in ~15 s here).
-AOTI_MODELS = ["containers", "gru_cell_loop", "segmentation"]
+# Where eager's own export loses eager's casts (nn.TransformerEncoderLayer's
+# fast path, one op eager's autocast reaches inside), jitamp's program holds
+# the kernel written out, and AOTInductor gets eager's dtype and values
+# within one bfloat16 step of the output's magnitude (Inductor fuses the
+# norms: not bitwise; measured 0.0156 on outputs up to 3.3).
+AOTI_TOLERANCE = 2 ** -7
 
 
-@pytest.mark.parametrize("explicit_casts", [False, True], ids=["regions", "explicit_casts"])
-@pytest.mark.parametrize("name", AOTI_MODELS)
-def test_aotinductor_compiles_the_program_as_it_compiles_eagers_export(name, explicit_casts, tmp_path):
-    eager = export_models.build(name)
-    args = tuple(export_models.inputs(name))
-    with torch.no_grad():
-        program = jitamp.export(script(eager), args, explicit_casts=explicit_casts)
-        anchor = torch.export.export(eager, args)
-        expected = _aoti(anchor, tmp_path, "anchor")(*args)
-        got = _aoti(program, tmp_path, "program")
-        for call in range(3):
-            assert_same(expected, got(*args), what=f"call {call + 1}")
-
-
-@pytest.mark.parametrize("explicit_casts", [False, True], ids=["regions", "explicit_casts"])
-def test_aotinductor_compiles_the_encoders_fast_path_with_eagers_dtypes(explicit_casts, tmp_path):
-    """nn.TransformerEncoder under no_grad takes its fast path, whose kernel
-    eager's autocast reaches inside. Eager's own export gives float32 there
-    (the anchor, checked without compiling it); jitamp's program holds the
-    kernel written out, so AOTInductor gets eager's ops: eager's dtype, and
-    values within one bfloat16 step of the output's magnitude (Inductor
-    fuses the norms: not bitwise; measured 0.0156 on outputs up to 3.3)."""
-    eager = export_models.build("encoder_post_norm")
-    args = tuple(export_models.inputs("encoder_post_norm"))
+@pytest.mark.parametrize("name", MODELS)
+def test_aotinductor_compiles_every_model_as_it_compiles_eagers_export(name, tmp_path):
+    """Both forms, calls 1-3: the bits of AOTInductor of
+    torch.export.export(eager) where that export has eager's bits (run
+    uncompiled to see), else eager's dtypes and values within
+    AOTI_TOLERANCE."""
+    eager, args = _model(name)
     with torch.no_grad():
         expected = eager(*args)
-        assert expected.dtype == torch.bfloat16
-        assert torch.export.export(eager, args).module()(*args).dtype == torch.float32, "the anchor is fixed"
-        program = jitamp.export(script(eager), args, explicit_casts=explicit_casts)
-        try:
-            compiled = _aoti(program, tmp_path, "program")
-        except Exception as error:
-            _skip_where_aotinductor_cannot_compile_the_attention(error, tmp_path)
-            raise
-        for call in range(3):
-            assert_same(expected, compiled(*args), exact=False, rtol=0, atol_of_max=2 ** -7,
-                        what=f"call {call + 1}")
+        anchor = torch.export.export(eager, args)
+        exact = _bitwise(anchor.module()(*args), expected)
+        if exact:
+            expected = _aoti(anchor, tmp_path, "anchor")(*args)
+        for explicit_casts in (False, True):
+            program = jitamp.export(script(eager), args, explicit_casts=explicit_casts)
+            try:
+                compiled = _aoti(program, tmp_path, f"program_{explicit_casts}")
+            except Exception as error:
+                _skip_where_aotinductor_cannot_compile_the_attention(error, tmp_path)
+                raise
+            for call in range(3):
+                assert_same(expected, compiled(*args), exact=exact, rtol=0, atol_of_max=AOTI_TOLERANCE,
+                            what=f"{'explicit casts' if explicit_casts else 'regions'}, call {call + 1}")
 
 
 class _FastPathAttention(nn.Module):
@@ -281,27 +283,54 @@ def _skip_where_aotinductor_cannot_compile_the_attention(error: Exception, tmp_p
 
 # --- ExecuTorch ------------------------------------------------------------
 
-def _executorch_outputs(program, args) -> list:
-    from executorch.exir import to_edge_transform_and_lower
+# ExecuTorch's portable kernels are not eager's (bfloat16 matmuls
+# accumulate otherwise): eager's dtypes, values within two bfloat16 steps
+# of each output's magnitude (measured up to 9.9e-3, the encoder's).
+EXECUTORCH_TOLERANCE = 2 ** -6
+
+
+def _on_executorch(manager, args):
+    """ExecuTorch's outputs for its program `manager`
+    (ExecutorchProgramManager), and the number of casts to a low-precision
+    dtype in that program."""
     from executorch.runtime import Runtime
 
-    buffer = to_edge_transform_and_lower(program).to_executorch().buffer
-    method = Runtime.get().load_program(buffer).load_method("forward")
-    return list(method.execute(list(torch.utils._pytree.tree_leaves(args))))
+    method = Runtime.get().load_program(manager.buffer).load_method("forward")
+    casts = sum("_to_dim_order_copy" in str(node.target) and node.meta["val"].dtype in (torch.float16, torch.bfloat16)
+                for node in manager.exported_program().graph.nodes if node.op == "call_function")
+    return list(method.execute(list(leaves(args)))), casts
 
 
-EXECUTORCH_MODELS = ["containers", "buffers", "scalar_of_sizes"]
-
-
-@pytest.mark.parametrize("name", EXECUTORCH_MODELS)
-def test_executorch_runs_the_program_as_it_runs_eagers_export(name):
-    """ExecuTorch (to_edge_transform_and_lower(...).to_executorch(), run by
-    executorch.runtime) of the explicit-casts program gives the bits it
-    gives the eager model's own export (executorch 1.5.1, torch 2.13)."""
+@pytest.mark.parametrize("name", MODELS)
+def test_executorch_runs_every_model_with_eagers_dtypes(name):
+    """Eager's dtypes and values within EXECUTORCH_TOLERANCE; and where
+    ExecuTorch runs the eager model's own export (it does not where a
+    norm's kernel would take mixed dtypes, or an op outside core ATen is
+    left) and no kernel was written out: its bits, where it keeps as many
+    casts as jitamp's, and else (ExecuTorch's lowering of a region decomposes
+    a composite op without the region's casts: GRUCell, the encoder layer)
+    jitamp's is nearer eager."""
     _needs("executorch", "executorch")
-    eager = export_models.build(name)
-    args = tuple(export_models.inputs(name))
+    from executorch.exir import to_edge_transform_and_lower
+
+    eager, args = _model(name)
     with torch.no_grad():
-        expected = _executorch_outputs(torch.export.export(eager, args), args)
-        got = _executorch_outputs(jitamp.export(script(eager), args, explicit_casts=True), args)
-    assert_same(expected, got)
+        expected = leaves(eager(*args))
+        program = jitamp.export(script(eager), args, explicit_casts=True)
+        got, casts = _on_executorch(jitamp.export_executorch(program, args), args)
+        assert_same(expected, got, exact=False, rtol=0, atol_of_max=EXECUTORCH_TOLERANCE)
+        if any(node.target in _runtimes._WRITTEN_OUT for node in program.graph.nodes):
+            return
+        try:
+            anchor, anchor_casts = _on_executorch(
+                to_edge_transform_and_lower(torch.export.export(eager, args)).to_executorch(), args)
+        except Exception:
+            return
+    if anchor_casts == casts:
+        assert_same(anchor, got, what="against ExecuTorch of eager's own export")
+    else:
+        assert anchor_casts < casts
+
+        def error(outputs):
+            return max(float((a.double() - b.double()).abs().max()) for a, b in zip(expected, outputs))
+        assert error(got) < error(anchor)

@@ -16,19 +16,19 @@ a C++ host links or preloads (README, "C++ deployment"). `jitamp.export(model,
 args)` makes a scripted or loaded model a torch.export ExportedProgram with
 eager's autocast, as torch.export's own autocast regions or, with
 explicit_casts=True, every cast written out (README, "Moving off
-TorchScript"); `jitamp.export_onnx(model, args)` makes it an ONNX model
-onnxruntime runs with eager's casts.
+TorchScript"); `jitamp.export_onnx(model, args)` and `jitamp.export_executorch(model,
+args)` make it an ONNX model or an ExecuTorch program with eager's casts.
 """
 from . import _patches
 from ._library import _C  # noqa: F401  (registers the jitamp ops)
 from ._library import library_path
 from ._export import ExportError, export
-from ._onnx import export_onnx
+from ._runtimes import export_executorch, export_onnx
 from .api import add_autocast, disable, enable, freeze, is_enabled, load, rewrite
 from .passes import rewrite_graph
 
 _patches.install_at_import()  # what `import jitamp` changes in torch: see _patches.py
 
 __all__ = ["enable", "disable", "is_enabled", "load", "rewrite", "add_autocast", "freeze", "rewrite_graph",
-           "library_path", "export", "export_onnx", "ExportError"]
+           "library_path", "export", "export_onnx", "export_executorch", "ExportError"]
 __version__ = "0.1.0"

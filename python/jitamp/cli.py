@@ -152,9 +152,11 @@ def _parser() -> argparse.ArgumentParser:
 
     export = sub.add_parser(
         "export",
-        help="a saved TorchScript model as a torch.export program, with eager's autocast",
+        help="a saved TorchScript model as a torch.export program (or ONNX, ExecuTorch), with eager's autocast",
         description="Load a saved TorchScript model (scripted with or without jitamp, or converted), "
-        "export its forward with torch.export (jitamp.export), and write it with torch.export.save. "
+        "export its forward with torch.export (jitamp.export), and write it with torch.export.save; "
+        "OUT.onnx writes an ONNX model (jitamp.export_onnx), OUT.pte an ExecuTorch program "
+        "(jitamp.export_executorch), both of the explicit-casts form. "
         "Two forms: by default each autocast scope is torch.export's autocast region "
         "(wrap_with_autocast), which AOTInductor and ep.module() run under eager's autocast; with "
         "--explicit-casts no region is left and every cast eager's autocast makes is an op of the "
@@ -165,14 +167,16 @@ def _parser() -> argparse.ArgumentParser:
         epilog="example:\n  python -c \"import torch; torch.save((torch.randn(4, 8),), 'args.pt')\"\n"
         "  jitamp export model.pt args.pt model.pt2\n"
         "  jitamp export --explicit-casts model.pt args.pt model.pt2\n"
-        "  jitamp export --dynamic-batch model.pt args.pt model.pt2\n\n"
+        "  jitamp export --dynamic-batch model.pt args.pt model.pt2\n"
+        "  jitamp export model.pt args.pt model.onnx     (pip install jitamp[onnx])\n"
+        "  jitamp export model.pt args.pt model.pte      (pip install jitamp[executorch])\n\n"
         "OUT.pt2 loads with torch.export.load and needs no jitamp.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     export.add_argument("input", metavar="IN.pt")
     export.add_argument("example_args", metavar="ARGS.pt",
                         help="the example inputs: a torch.save'd tuple (or one tensor)")
-    export.add_argument("output", metavar="OUT.pt2")
+    export.add_argument("output", metavar="OUT.pt2|OUT.onnx|OUT.pte")
     export.add_argument("--explicit-casts", action="store_true",
                         help="no autocast regions: every cast eager's autocast makes written out as an op "
                              "(an inference program, exported under torch.no_grad())")
@@ -638,7 +642,18 @@ def convert(args: argparse.Namespace) -> str:
     return f"wrote {args.output}{done} (load it with torch.jit.load after `import jitamp`, or jitamp.load)\n"
 
 
+# what OUT's suffix makes: the program for torch.export.save, an ONNX
+# model, an ExecuTorch program (both from the explicit-casts form)
+_EXPORT_TARGETS = {".pt2": "torch.export", ".onnx": "ONNX", ".pte": "ExecuTorch"}
+
+
 def export(args: argparse.Namespace) -> str:
+    target = _EXPORT_TARGETS.get(os.path.splitext(args.output)[1])
+    if target is None:
+        raise CliError(f"cannot tell what to write to {args.output}: name it OUT.pt2 (torch.export), "
+                       "OUT.onnx (ONNX) or OUT.pte (ExecuTorch)")
+    if target != "torch.export":
+        args.explicit_casts = True  # (the only form either runtime runs)
     _check_output_folder(args.output)
     loaded = _saved_target(args.input).make_scripted(False)
     if not os.path.isfile(args.example_args):
@@ -650,18 +665,39 @@ def export(args: argparse.Namespace) -> str:
     try:
         with torch.no_grad() if args.explicit_casts else contextlib.nullcontext():  # (an inference form)
             program = jitamp.export(loaded, example, explicit_casts=args.explicit_casts, **options)
+            if target == "ONNX":
+                onnx_program = jitamp.export_onnx(program, example, **options)
+                save = onnx_program.save
+            elif target == "ExecuTorch":
+                manager = jitamp.export_executorch(program, example, **options)
+                save = _writer(manager.buffer)
+            else:
+                save = lambda path: torch.export.save(program, path)  # noqa: E731
     except jitamp.ExportError as error:
         raise CliError(f"cannot export {args.input}: {str(error).split(': ', 1)[1]}") from error
+    except ImportError as error:
+        extra = "onnx" if target == "ONNX" else "executorch"
+        raise CliError(f"cannot write {target}: {_first_line(error)} (pip install jitamp[{extra}])") from error
     except Exception as error:
         raise CliError(f"cannot export {args.input}: {_first_line(error)}") from error
-    _save_atomically(args.output, lambda path: torch.export.save(program, path))
-    regions = sum(node.target is torch.ops.higher_order.wrap_with_autocast
-                  for module in program.graph_module.modules() if isinstance(module, torch.fx.GraphModule)
-                  for node in module.graph.nodes)
+    _save_atomically(args.output, save)
+    from ._export import _region_nodes
+
     casts = sum(node.target is torch.ops.aten._to_copy.default for node in program.graph.nodes)
+    regions = len(_region_nodes(program))
     form = (f"no autocast region, {casts} explicit cast{'' if casts == 1 else 's'}" if args.explicit_casts
             else f"{regions} autocast region{'' if regions == 1 else 's'}")
-    return f"wrote {args.output}: {form} (load it with torch.export.load; it needs no jitamp)\n"
+    runs = {"torch.export": "load it with torch.export.load; it needs no jitamp",
+            "ONNX": "an ONNX model, for onnxruntime and other ONNX runtimes",
+            "ExecuTorch": "an ExecuTorch program, for executorch.runtime or its C++ runtime"}[target]
+    return f"wrote {args.output}: {form} ({runs})\n"
+
+
+def _writer(data: bytes) -> Callable[[str], None]:
+    def write(path: str) -> None:
+        with open(path, "wb") as file:
+            file.write(data)
+    return write
 
 
 def _dynamic_batch(example: tuple) -> tuple:
