@@ -40,6 +40,7 @@ if not SUPPORTED[0] <= torch_version() <= SUPPORTED[1]:
 here = os.path.dirname(os.path.abspath(__file__))
 library = os.path.join("csrc", "jit_autocast")
 OPS = "jitamp.libjitamp_ops"
+BUILT_FOR = "built_for_torch.txt"
 # torch 2.14+ headers need C++20 (2.13's already use C++20 features and warn
 # under C++17); every supported torch builds with it. torch's BuildExtension
 # adds no -std, and g++ 12 defaults to C++17, so it is always given.
@@ -60,6 +61,15 @@ class Build(BuildExtension.with_options(use_ninja=True)):
         if fullname in (OPS, OPS.rpartition(".")[2]):
             return os.path.join(*fullname.split(".")) + ".so"
         return super().get_ext_filename(fullname)
+
+    def run(self):
+        super().run()
+        # The torch the libraries were built against, read by `import
+        # jitamp` before it loads them (_library.py: another torch there is
+        # one clear line, not an undefined symbol or a crash later).
+        folder = os.path.dirname(self.get_ext_fullpath("jitamp._C"))
+        with open(os.path.join(folder, BUILT_FOR), "w") as out:
+            out.write(torch.__version__ + "\n")
 
     def build_extension(self, ext):
         if ext.name != OPS and any(e.name == OPS for e in self.extensions):

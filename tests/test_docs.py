@@ -1,7 +1,9 @@
 """The docs show what the code does: the pass list in docs/passes.md is the
-C++ pipeline's own (`jitamp passes --markdown`)."""
+C++ pipeline's own (`jitamp passes --markdown`), and every file the docs
+and the code's comments name exists."""
 import pathlib
 import re
+import subprocess
 
 import pytest
 import torch
@@ -58,3 +60,47 @@ def autocast_mm(x: torch.Tensor, w: torch.Tensor):
 def torch_graph():
     # scripted without jitamp: the passes have the prim::Enter/Exit to lower
     return oracle.script_without_jitamp(autocast_mm).graph.copy()
+
+
+# A file name in the docs, the README or the code's comments: some file of
+# the repository (a name without a folder: any file of that name; a
+# relative path: from the naming file's folder), or PyTorch's (a path under
+# one of its roots), or one of these, which name no file of ours.
+_PYTORCH_ROOTS = ("torch/", "ATen/", "aten/", "c10/", "pybind11/", "test/", "transformers/", "runtime/")
+_NOT_OURS = {
+    "FILE.py", "model.py", "path/to/file.py", "passes/file.h",  # placeholders in usage texts
+    "build/unity/unity_ROOM.cpp", "directory/stem_N.py", "fuzz_out/repro_1_67.py",  # generated names
+    "per_op_functions.py", "repo/scripts/cross_version.py",
+    "emmintrin.h", "malloc.h",  # system headers
+    "ops/boxes.py",  # torchvision's
+}
+_FILE_NAME = re.compile(r"(?<![\w./-])((?:\.\./)?(?:[\w.-]+/)*[\w-]+\.(?:h|cpp|py|md|sh|toml))(?![\w/])")
+
+
+def test_every_file_the_docs_and_comments_name_exists():
+    root = DOCS.parent
+    tracked = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True).stdout.split()
+    names = {pathlib.PurePosixPath(path).name for path in tracked}
+    readers = [path for path in tracked if path.endswith((".md", ".py", ".h", ".cpp", ".sh"))
+               and (path == "README.md" or path == "setup.py"
+                    or path.startswith(("docs/", "csrc/", "python/jitamp/", "benchmarks/", "scripts/", "cpp/")))]
+    stale = []
+    for path in readers:
+        for match in _FILE_NAME.finditer((root / path).read_text(errors="replace")):
+            name = match.group(1)
+            if name in _NOT_OURS or name.startswith(_PYTORCH_ROOTS):
+                continue
+            if "/" not in name:
+                found = name in names
+            elif name.startswith("../"):
+                found = (root / path).parent.joinpath(name).resolve().is_file()
+            else:
+                found = any(t == name or t.endswith("/" + name) for t in tracked)
+            if not found:
+                stale.append(f"{path}: {name}")
+    assert not stale, "named but not found:\n" + "\n".join(stale)
+
+
+def test_the_file_name_check_finds_a_stale_name():
+    assert _FILE_NAME.findall("see preoptimize.h and `passes/fold_static_casts.h`, not x.hpp") == [
+        "preoptimize.h", "passes/fold_static_casts.h"]

@@ -360,3 +360,23 @@ def test_the_libraries_link_libstdcxx_dynamically():
     for path in (jitamp.library_path(), _library._C.__file__):
         needed = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, check=True).stdout
         assert "libstdc++.so" in needed, path
+
+
+def test_a_torch_other_than_the_one_built_against_is_one_clear_line():
+    """An upgrade of torch after the build: `import jitamp` says both
+    versions and the rebuild command (one ImportError line), rather than an
+    undefined symbol from the C++ library or a crash later. The build wrote
+    the torch it was built against beside the library (setup.py)."""
+    import torch
+
+    built_for = os.path.join(PACKAGE, "built_for_torch.txt")
+    assert os.path.isfile(built_for), "setup.py writes it at every build"
+    with open(built_for) as f:
+        assert f.read().strip() == torch.__version__
+    code = ("import torch\ntorch.__version__ = '2.99.0+cpu'\n"
+            "try:\n    import jitamp\nexcept ImportError as error:\n    print(error)\nelse:\n    print('imported')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (f"jitamp was built against torch {torch.__version__}, and torch 2.99.0+cpu is "
+                           "installed: rebuild jitamp against it: pip install --no-build-isolation -e . "
+                           "(from jitamp's source)\n"), done.stdout

@@ -8,7 +8,6 @@
 #include "ops/task_ops.h"
 #include "passes/call_autocast_ops_directly.h"
 #include "passes/expose_static_casts_to_fuser.h"
-#include "passes/fold_static_casts.h"
 #include "passes/keep_addmm_whole.h"
 #include "passes/keep_constants_apart.h"
 #include "passes/keep_loops_out_of_line.h"
@@ -191,15 +190,6 @@ PYBIND11_MODULE(_C, m) {
       "setting.");
 
   m.def(
-      "fold_static_casts",
-      [](const std::shared_ptr<torch::jit::Graph>& graph) {
-        return jitamp::FoldStaticCasts(graph);
-      },
-      py::arg("graph"),
-      "Casts of constants under a static autocast state, done once "
-      "(fold_static_casts.h); returns whether the graph changed.");
-
-  m.def(
       "fold_static_casts_in_module",
       [](const torch::jit::Module& module) {
         return jitamp::FreezeModule(module);
@@ -259,22 +249,6 @@ PYBIND11_MODULE(_C, m) {
       py::arg("graph"),
       "Why a folded frozen graph cannot do without jitamp's ops "
       "(strip_static_scopes.h); empty if it can.");
-
-  m.def(
-      "strip_static_scopes",
-      [](const std::shared_ptr<torch::jit::Graph>& graph) {
-        return jitamp::StripStaticScopes(graph);
-      },
-      py::arg("graph"),
-      "A folded frozen graph without jitamp's ops, exact for callers whose "
-      "autocast is off (strip_static_scopes.h); returns whether it changed.");
-
-  m.def(
-      "function_has_run",
-      [](const torch::jit::StrongFunctionPtr& function) {
-        return jitamp::HasRun(*function.function_);
-      },
-      py::arg("function"));
 
   m.def(
       "pipeline_steps",

@@ -66,7 +66,7 @@ def run(graph: torch._C.Graph, inputs: Sequence[Any], hooks: Hooks) -> Any:
 
 
 # ---------------------------------------------------------------------------
-# Ops TorchScript's interpreter runs itself (register_prim_ops.cpp and the
+# Ops TorchScript's interpreter runs itself (torch/csrc/jit/runtime/register_prim_ops.cpp and the
 # like): containers, Python scalars, tensor metadata. Called with the node's
 # inputs; each returns the node's output (a tuple where it has several).
 

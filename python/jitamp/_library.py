@@ -2,15 +2,33 @@
 import atexit
 import os
 
-import torch  # noqa: F401  (libtorch must be loaded before our library)
+import torch  # (libtorch must be loaded before our library)
 
+_REBUILD = "pip install --no-build-isolation -e . (from jitamp's source)"
+
+
+def _check_built_for_the_installed_torch() -> None:
+    """C++ built against one torch does not load into another (undefined
+    symbols), or loads and crashes later: setup.py writes the torch it built
+    against beside the libraries, and another torch is refused here."""
+    try:
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "built_for_torch.txt")) as f:
+            built_for = f.read().strip()
+    except OSError:
+        return  # (built without setup.py: not known)
+    if built_for.split("+")[0] != str(torch.__version__).split("+")[0]:
+        raise ImportError(f"jitamp was built against torch {built_for}, and torch {torch.__version__} is "
+                          f"installed: rebuild jitamp against it: {_REBUILD}")
+
+
+_check_built_for_the_installed_torch()
 try:
     from . import _C
 except ImportError as error:  # pragma: no cover - depends on the install
     raise ImportError(
         "jitamp's compiled library could not be loaded "
         f"({error}). Build it against the installed torch "
-        f"({torch.__version__}): pip install --no-build-isolation -e ."
+        f"({torch.__version__}): {_REBUILD}"
     ) from error
 
 

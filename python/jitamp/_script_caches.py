@@ -62,7 +62,7 @@ def keeping_replaced_ops(refresh: Callable[[Any], None]) -> Callable[[Any], None
     that op for TorchScript: a 4-tuple module attribute (Conv2d's
     `_reversed_padding_repeated_twice`) compiled as a builtin function
     ("builtin cannot be used as a value"), with or without jitamp. Kept
-    alive, its address is never reused (tests/test_patches.py)."""
+    alive, its address is never reused (tests/test_package.py)."""
 
     def refreshing(packet: Any) -> None:
         _replaced_ops.append(getattr(packet, "_op", None))

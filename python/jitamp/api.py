@@ -170,12 +170,12 @@ def freeze(module: Any, *, preserved_attrs: Sequence[str] | None = None,
     type, dtype and enabled flag are constants is done once, now, by eager's
     cast (a constant in the graph; no cast per call), and a cast of a weight
     that does nothing there is removed; casts whose state depends on the
-    caller stay (docs/design.md, "Frozen inference"). An op of frozen
+    caller stay (docs/frozen.md). An op of frozen
     weights alone whose result the autocast state may change with no cast
     in the graph (a reflect pad, whose reflection_pad1d eager's CPU autocast
     runs in float32) is done once only where every state it may run in
     gives the same bits; otherwise it runs at each call, as in eager
-    (docs/design.md, "Fold barriers"). torch.jit.freeze and
+    (docs/frozen.md, "Fold barriers"). torch.jit.freeze and
     torch.jit.optimize_for_inference of a module jitamp rewrote do the same;
     this also takes a module scripted without jitamp (rewritten first, which
     needs it not to have run).

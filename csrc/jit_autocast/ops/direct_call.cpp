@@ -66,9 +66,9 @@ std::vector<Arg> argumentKinds(const c10::FunctionSchema& schema) {
   return kinds;
 }
 
-// Whether the op's kernel for `key` is one autocast_mode.cpp registers,
+// Whether the op's kernel for `key` is one ATen/autocast_mode.cpp registers,
 // its plain wrapper, as the dispatcher's table says: not a kernel of its
-// own (CUDA's _cudnn_rnn, AutocastRNN.cpp), not one another library
+// own (CUDA's _cudnn_rnn, ATen/native/cudnn/AutocastRNN.cpp), not one another library
 // registered over it (Intel's extension registers its own AutocastCPU
 // kernels), not the fallthrough. A build without registration sites
 // says neither: no.

@@ -4,7 +4,7 @@
 // (passes/call_autocast_ops_directly.h).
 //
 // Eager reaches such an op in two dispatches: the first finds its autocast
-// kernel (autocast_mode.h's WrapFunction_: lower_precision_fp, fp32 or
+// kernel (ATen/autocast_mode.h's WrapFunction_: lower_precision_fp, fp32 or
 // promote), which excludes its own dispatch key, casts the arguments with
 // cached_cast and calls the op again, through the dispatcher; the second
 // runs the op below the key. jitamp::direct_call makes the same decisions

@@ -6,9 +6,10 @@
 // get_autocast_dtype(str)); the others eager offers failed to script
 // ("Unknown builtin op", or no overload taking a device type). These are
 // them, under the names TorchScript looks up, each answering from eager's
-// thread-local state as eager's Python binding does (torch/csrc/autograd/
-// init.cpp), deprecation warnings included. jitamp's scope ops set that
-// state, so the answers inside a scripted scope are eager's.
+// thread-local state as eager's Python binding does
+// (torch/csrc/autograd/init.cpp), deprecation warnings included. jitamp's
+// scope ops set that state, so the answers inside a scripted scope are
+// eager's.
 //
 // Each is registered only where this torch has no op of that name and
 // overload (a later torch that adds one keeps its own). CONSERVATIVE: they

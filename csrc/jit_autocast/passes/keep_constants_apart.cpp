@@ -18,7 +18,7 @@ using namespace torch::jit;
 namespace {
 
 // Whether TorchScript's constant pooling merges two tensor constants whose
-// values have no complete type to tell them apart (node_hashing.cpp's
+// values have no complete type to tell them apart (torch/csrc/jit/ir/node_hashing.cpp's
 // tensorEqual: dtype, device and layout kind, then equal values), however
 // their elements are laid out.
 bool pooledTogether(const at::Tensor& a, const at::Tensor& b) {

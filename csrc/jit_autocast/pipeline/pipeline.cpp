@@ -110,7 +110,7 @@ const Steps& configureSteps() {
   return steps;
 }
 
-// TorchScript's preoptimizeGraph (api/function_impl.cpp) with, after
+// TorchScript's preoptimizeGraph (torch/csrc/jit/api/function_impl.cpp) with, after
 // inlining, the casts of None gone, and with x.t().t() kept (docs/passes.md).
 const Steps& preoptimizeSteps() {
   static const Steps steps = {

@@ -1045,7 +1045,7 @@ def drop_loop_exits(nodes: list) -> list:
 
 
 def drop_returns_before_with(nodes: list) -> list:
-    """TorchScript's front end fails (internal assert in ir.cpp, with or
+    """TorchScript's front end fails (internal assert in torch/csrc/jit/ir/ir.cpp, with or
     without jitamp) on an early return followed by any `with` block: keep
     only the early returns after the last `with`."""
     out = []
