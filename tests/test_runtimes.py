@@ -1,6 +1,7 @@
 """jitamp.export's program on the runtimes users deploy to, each really
 run on every model jitamp.export exports (tests/export_models.py, the
-models of tests/test_export.py):
+models of tests/test_export.py, and on AOTInductor and ExecuTorch its
+scope shapes too):
 
 - AOTInductor: the bits AOTInductor makes of torch.export.export of the
   eager model, in both forms; where eager's own export loses eager's
@@ -26,9 +27,14 @@ from torch import Tensor, nn
 import jitamp
 from jitamp import _runtimes
 import export_models
+import test_export
 from oracle import assert_same, script
 
 MODELS = list(export_models.MODELS)
+# and test_export.py's scope shapes (nested scopes, enabled=False inside a
+# region, submodules with scopes of their own, dtype left out, flags, an
+# early return, a decorator), on the runtimes that take bfloat16
+SHAPES = [f"shape.{name}" for name in test_export.SHAPES]
 leaves = torch.utils._pytree.tree_leaves
 
 
@@ -38,6 +44,9 @@ def _needs(module: str, extra: str) -> None:
 
 
 def _model(name: str, dtype: torch.dtype = torch.bfloat16):
+    if name.startswith("shape."):
+        assert dtype is torch.bfloat16
+        return test_export._model(name.split(".", 1)[1]).eval(), test_export._example()
     models = export_models.in_dtype(dtype)
     return models.build(name), tuple(models.inputs(name))
 
@@ -230,7 +239,7 @@ def _aoti(program, tmp_path, label: str):
 AOTI_TOLERANCE = 2 ** -7
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", MODELS + SHAPES)
 def test_aotinductor_compiles_every_model_as_it_compiles_eagers_export(name, tmp_path):
     """Both forms, calls 1-3: the bits of AOTInductor of
     torch.export.export(eager) where that export has eager's bits (run
@@ -301,7 +310,7 @@ def _on_executorch(manager, args):
     return list(method.execute(list(leaves(args)))), casts
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", MODELS + SHAPES)
 def test_executorch_runs_every_model_with_eagers_dtypes(name):
     """Eager's dtypes and values within EXECUTORCH_TOLERANCE; and where
     ExecuTorch runs the eager model's own export (it does not where a

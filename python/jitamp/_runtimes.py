@@ -188,7 +188,8 @@ def _lstm_layer(input: torch.Tensor, weight_ih: torch.Tensor, weight_hh: torch.T
     dtype, the cell state carried in float32, and each step's hidden state
     written in the input's dtype (the next step's input), as oneDNN does."""
     if batch_sizes:
-        raise ExportError("a packed sequence reaches nn.LSTM (mkldnn_rnn_layer with batch_sizes)")
+        raise ExportError("mkldnn_rnn_layer: a packed sequence into nn.LSTM is not written out for ONNX "
+                          "or ExecuTorch")
     dtype = input.dtype
     w_ih, w_hh = weight_ih.float(), weight_hh.float()
     bias = (bias_ih + bias_hh).float() if has_biases else None

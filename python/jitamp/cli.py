@@ -674,7 +674,7 @@ def export(args: argparse.Namespace) -> str:
             else:
                 save = lambda path: torch.export.save(program, path)  # noqa: E731
     except jitamp.ExportError as error:
-        raise CliError(f"cannot export {args.input}: {str(error).split(': ', 1)[1]}") from error
+        raise CliError(f"cannot export {args.input}: {str(error).split(': ', 1)[-1]}") from error
     except ImportError as error:
         extra = "onnx" if target == "ONNX" else "executorch"
         raise CliError(f"cannot write {target}: {_first_line(error)} (pip install jitamp[{extra}])") from error
