@@ -20,6 +20,10 @@ a skip naming the extra."""
 from __future__ import annotations
 
 import importlib.util
+import pathlib
+import subprocess
+import sys
+
 import pytest
 import torch
 from torch import Tensor, nn
@@ -36,6 +40,7 @@ MODELS = list(export_models.MODELS)
 # early return, a decorator), on the runtimes that take bfloat16
 SHAPES = [f"shape.{name}" for name in test_export.SHAPES]
 leaves = torch.utils._pytree.tree_leaves
+TESTS = str(pathlib.Path(__file__).resolve().parent)
 
 
 def _needs(module: str, extra: str) -> None:
@@ -173,13 +178,13 @@ def test_the_anchor_onnx_graph_is_refused_by_onnxruntime(tmp_path):
         _onnxruntime_outputs(anchor, args, tmp_path)
 
 
-def test_a_program_with_regions_is_refused():
+@pytest.mark.parametrize("runtime", ["onnx", "executorch"])
+def test_a_program_with_regions_is_refused(runtime):
+    _needs(runtime, runtime)
     eager, args = _norm_mlp()
     program = jitamp.export(script(eager), args)
     with pytest.raises(jitamp.ExportError, match="explicit_casts=True"):
-        _runtimes.export_onnx(program, args)
-    with pytest.raises(jitamp.ExportError, match="explicit_casts=True"):
-        _runtimes.export_executorch(program, args)
+        {"onnx": jitamp.export_onnx, "executorch": jitamp.export_executorch}[runtime](program, args)
 
 
 # --- the kernels written out for ONNX and ExecuTorch -------------------------
@@ -244,24 +249,58 @@ def test_aotinductor_compiles_every_model_as_it_compiles_eagers_export(name, tmp
     """Both forms, calls 1-3: the bits of AOTInductor of
     torch.export.export(eager) where that export has eager's bits (run
     uncompiled to see), else eager's dtypes and values within
-    AOTI_TOLERANCE."""
+    AOTI_TOLERANCE. In a process of its own: torch 2.15's AOTInductor asks
+    the registered accelerator for its DeviceAllocator, which, once
+    test_backend_sanity.py has registered the jitamptest backend (as pytest
+    collects it), is that backend's plain c10::Allocator."""
+    _in_a_fresh_process(f"test_runtimes._compiles_as_eagers_export({name!r}, {str(tmp_path)!r})")
+
+
+def _compiles_as_eagers_export(name: str, folder: str) -> None:
+    tmp_path = pathlib.Path(folder)
     eager, args = _model(name)
     with torch.no_grad():
         expected = eager(*args)
-        anchor = torch.export.export(eager, args)
-        exact = _bitwise(anchor.module()(*args), expected)
-        if exact:
-            expected = _aoti(anchor, tmp_path, "anchor")(*args)
+        # (a model of its own: torch 2.6's export of an nn.LSTM leaves the
+        # module's weights on storage TorchScript cannot save)
+        anchor_model, _ = _model(name)
+        try:
+            anchor = torch.export.export(anchor_model, args)
+            exact = _bitwise(anchor.module()(*args), expected)
+            if exact:
+                expected = _aoti(anchor, tmp_path, "anchor")(*args)
+            anchor_error = None
+        except Exception as error:  # (torch 2.6: its strict export of the masked encoder; nested regions)
+            exact, anchor_error = False, error
         for explicit_casts in (False, True):
+            form = "explicit casts" if explicit_casts else "regions"
             program = jitamp.export(script(eager), args, explicit_casts=explicit_casts)
             try:
                 compiled = _aoti(program, tmp_path, f"program_{explicit_casts}")
+                outputs = [compiled(*args) for _ in range(3)]
             except Exception as error:
+                if anchor_error is not None:
+                    pytest.skip(f"AOTInductor of torch.export.export(eager) fails on torch {torch.__version__} "
+                                f"too: {type(anchor_error).__name__}: {str(anchor_error)[:160]} (jitamp's "
+                                f"program, {form}: {type(error).__name__})")
                 _skip_where_aotinductor_cannot_compile_the_attention(error, tmp_path)
                 raise
-            for call in range(3):
-                assert_same(expected, compiled(*args), exact=exact, rtol=0, atol_of_max=AOTI_TOLERANCE,
-                            what=f"{'explicit casts' if explicit_casts else 'regions'}, call {call + 1}")
+            for call, output in enumerate(outputs):
+                assert_same(expected, output, exact=exact, rtol=0, atol_of_max=AOTI_TOLERANCE,
+                            what=f"{form}, call {call + 1}")
+
+
+def _in_a_fresh_process(call: str) -> None:
+    """`call` (of this module) in a new Python process; a pytest.skip there
+    is one here."""
+    code = (f"import sys, warnings; sys.path.insert(0, {TESTS!r}); warnings.simplefilter('ignore')\n"
+            "import _pytest.outcomes, test_runtimes\n"
+            f"try:\n    {call}\nexcept _pytest.outcomes.Skipped as skipped:\n"
+            "    print('SKIPPED:', skipped.msg)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-4000:]
+    if "SKIPPED: " in done.stdout:
+        pytest.skip(done.stdout.split("SKIPPED: ", 1)[1].strip())
 
 
 class _FastPathAttention(nn.Module):
