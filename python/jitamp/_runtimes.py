@@ -1,6 +1,7 @@
 """jitamp.export_onnx and jitamp.export_executorch: a TorchScript model (or
 jitamp.export's program with explicit casts) for runtimes with kernels of
-their own, with eager autocast's casts (docs/exporting.md, "Runtimes").
+their own, with eager autocast's casts (docs/exporting.md, "ONNX and
+ExecuTorch").
 
 Both runtimes take a program of core ATen ops whose inputs share a dtype.
 The explicit-casts form holds every cast eager's autocast makes as an op;
@@ -57,7 +58,7 @@ def export_onnx(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None
         onnx.checker.check_model(onnx_program.model_proto, full_check=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as error:
         raise ExportError(f"jitamp.export_onnx: the model is not valid ONNX: {str(error).strip().splitlines()[0]} "
-                          "(fewer ONNX ops take bfloat16 than float16: Conv and SplitToSequence do not)") from error
+                          "(ONNX's Conv and SplitToSequence take no bfloat16: autocast to float16 for ONNX)") from error
     return onnx_program
 
 
