@@ -8,9 +8,11 @@ the kinds of module of PyTorch's own converter tests
 prim::If, loops, nested modules and buffers), each with a scope added."""
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib.util
 import pathlib
+import shutil
 import sys
 import tempfile
 import types
@@ -250,6 +252,7 @@ def in_dtype(dtype: torch.dtype) -> types.ModuleType:
     if dtype is torch.bfloat16:
         return sys.modules[__name__]
     folder = pathlib.Path(tempfile.mkdtemp(prefix="jitamp-models-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     suffix = "_" + str(dtype).rsplit(".", 1)[-1]
     here = pathlib.Path(__file__).parent
     for name in ("test_architectures", "export_models"):
