@@ -12,7 +12,7 @@ Variants:
                     what the AutocastCPU dispatch key costs each op
   jitamp_no_scope   the same function (no scope) scripted with jitamp: what
                     the rewrite adds where autocast is off (the loop's two
-                    out-of-line flags, passes/keep_loops_out_of_line.h; w's
+                    out-of-line flags, repairs/keep_loops_out_of_line.h; w's
                     cast hoisted before the loop)
   jitamp            a scope around the loop, scripted with jitamp
   jitamp_through_kernel  the same, each mm dispatched to its autocast kernel

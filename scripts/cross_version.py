@@ -135,7 +135,7 @@ def check(directory: str) -> int:
 
 if __name__ == "__main__":
     # TorchScript's deprecation warning on every script, save and load
-    from jitamp.fuzz.oracle import TORCHSCRIPT_DEPRECATION
+    from jitamp.testing import TORCHSCRIPT_DEPRECATION
 
     for category in (DeprecationWarning, FutureWarning):
         warnings.filterwarnings("ignore", message=TORCHSCRIPT_DEPRECATION, category=category)

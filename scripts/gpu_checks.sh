@@ -111,8 +111,8 @@ for stage in ${stages//,/ }; do
     fuzz)
       # programs whose inputs and parameters live on the GPU; the outcome of
       # each goes to fuzz_cuda.json (regenerate one here, no GPU needed:
-      # python -m jitamp.fuzz --device cuda --seed S --index N --print)
-      python3 -m jitamp.fuzz --device cuda --count 1000000 --seed "${FUZZ_SEED:-1}" --jobs "${JOBS:-16}" \
+      # python tools/jitamp_fuzz --device cuda --seed S --index N --print)
+      python3 tools/jitamp_fuzz --device cuda --count 1000000 --seed "${FUZZ_SEED:-1}" --jobs "${JOBS:-16}" \
         --budget "${FUZZ_SECONDS:-120}" --max-shrink 0 --json "$out/fuzz_cuda.json" 2>&1 |
         grep -v '^\[' | tee "$out/fuzz_cuda.log"
       [ "${PIPESTATUS[0]}" -eq 0 ] || status=1

@@ -3,6 +3,8 @@ import sys
 import warnings
 
 sys.path.insert(0, os.path.dirname(__file__))
+# the differential fuzzer, a developer tool that is not shipped: tools/jitamp_fuzz
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
 
 from oracle import TORCHSCRIPT_DEPRECATION  # noqa: E402
 

@@ -187,6 +187,13 @@ def test_optimized_keeps_smart_casts():
         (("dump", PROGRAMS), "name the function or module"),
         (("dump", "/nonexistent/model.pt"), "no such file"),
         (("convert", PROGRAMS, "/tmp/out.pt"), "cannot load"),
+        (("opt", f"{PROGRAMS}:scoped_mm", "--passes=nope"), "no pass or pipeline named 'nope'"),
+        (("opt", f"{PROGRAMS}:scoped_mm", "--passes=rewrite,,inline"), "bad --passes"),
+        (("opt", f"{PROGRAMS}:ScopedLinear", "--passes=rewrite,keep_constants_apart"),
+         "mixes graph passes (rewrite) with steps of the freeze pipelines"),
+        (("opt", f"{PROGRAMS}:scoped_mm", "--passes=keep_constants_apart"), "the target is a function"),
+        (("opt", f"{PROGRAMS}:ScopedLinear", "--passes=freeze,keep_constants_apart"), "runs whole, alone"),
+        (("opt", "/nonexistent/graph.ir", "--passes=inline"), "cannot read /nonexistent/graph.ir"),
     ],
 )
 def test_bad_input_is_one_line_and_nonzero(args, message):
@@ -194,6 +201,33 @@ def test_bad_input_is_one_line_and_nonzero(args, message):
     assert status == 2
     assert message in err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("name", ["scoped_mm", "nested_scopes", "ScopedLinear"])
+def test_opt_runs_the_pipelines_jitamp_runs(name):
+    """`jitamp opt --passes=rewrite,configure` is the graph `jitamp dump` shows."""
+    dumped = run("dump", f"{PROGRAMS}:{name}")
+    opted = run("opt", f"{PROGRAMS}:{name}", "--passes=rewrite,configure")
+    assert dumped[0] == opted[0] == 0, dumped[2] + opted[2]
+    assert opted[1] == dumped[1]
+
+
+def test_opt_on_ir_text(tmp_path):
+    """FILE.ir in, the graph a pass leaves out; a file that is not IR is one
+    line naming it."""
+    ir = tmp_path / "graph.ir"
+    ir.write_text("# the input\ngraph(%x : Tensor):\n  %n : NoneType = prim::Constant()\n"
+                  "  %d : str = prim::Constant[value=\"cpu,cuda\"]()\n  %r : int = prim::Constant[value=0]()\n"
+                  "  %y : Tensor? = jitamp::autocast_to_fp16(%n, %d, %r)\n  %z : Tensor = aten::relu(%x)\n"
+                  "  return (%z, %y)\n")
+    status, out, err = run("opt", str(ir), "--passes=remove_casts_of_none")
+    assert status == 0, err
+    assert "aten::relu" in out and "autocast_to_fp16" not in out
+    ir.write_text("graph(%x : Tensor):\n  return (%y)\n")
+    status, _, err = run("opt", str(ir), "--passes=inline")
+    assert status == 2 and err.startswith(f"jitamp: error: {ir} is not TorchScript IR")
+    status, _, err = run("opt", str(ir), "--passes=keep_constants_apart")
+    assert status == 2 and "runs on a model" in err
 
 
 def test_verbose_shows_traceback():
@@ -219,7 +253,7 @@ def test_convert_round_trip(tmp_path):
     assert torch.equal(loaded(x), model(x)) and loaded(x).dtype == model(x).dtype
 
 
-@pytest.mark.parametrize("command", ["dump", "convert", "example"])
+@pytest.mark.parametrize("command", ["dump", "convert", "example", "opt"])
 def test_help_has_an_example(command):
     result = subprocess.run([sys.executable, "-m", "jitamp", command, "--help"], capture_output=True, text=True)
     assert result.returncode == 0
@@ -228,19 +262,16 @@ def test_help_has_an_example(command):
         assert "import jitamp" in result.stdout
 
 
-def test_fuzz_is_the_fuzzers_command_line():
-    """`jitamp fuzz ARGS` runs `python -m jitamp.fuzz ARGS` (docs/fuzzing.md)."""
-    for argv, usage, listed in ((["--help"], "usage: jitamp [-h]", "    fuzz "),
-                                (["--verbose", "fuzz", "--help"], "usage: jitamp fuzz", "--save-share")):
-        out = io.StringIO()
-        with redirect_stdout(out), pytest.raises(SystemExit) as exited:
-            main(argv)
-        assert exited.value.code == 0
-        assert out.getvalue().startswith(usage) and listed in out.getvalue(), out.getvalue()
-    result = subprocess.run([sys.executable, "-m", "jitamp", "fuzz", "--seed", "1", "--index", "0"],
-                            capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.splitlines()[-1] == "seed 1 index 0: ok"
+def test_the_fuzzer_is_no_command():
+    """The differential fuzzer is a developer tool of the repository, not
+    shipped (tools/jitamp_fuzz; tests/test_fuzz.py runs its command line):
+    `jitamp` lists no `fuzz`, and refuses it in argparse's one line."""
+    out = io.StringIO()
+    with redirect_stdout(out), pytest.raises(SystemExit) as exited:
+        main(["--help"])
+    assert exited.value.code == 0 and "fuzz" not in out.getvalue(), out.getvalue()
+    result = subprocess.run([sys.executable, "-m", "jitamp", "fuzz", "--help"], capture_output=True, text=True)
+    assert result.returncode == 2 and "invalid choice: 'fuzz'" in result.stderr, result.stderr
 
 
 def test_optimized_module_method():

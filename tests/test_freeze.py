@@ -340,7 +340,7 @@ def test_a_frozen_module_that_has_run_is_folded_or_refused(monkeypatch):
         frozen = torch.jit.freeze(oracle.script(model))
     frozen(inputs(MLP)[0])
     assert casts_of_constants(frozen.graph) != []
-    assert [name.rsplit(".", 2)[-2:] for name in jitamp._C.fold_static_casts_in_module(frozen._c)] == [["MLP", "forward"]]
+    assert [name.rsplit(".", 2)[-2:] for name in jitamp._C.freeze_module(frozen._c)] == [["MLP", "forward"]]
     assert casts_of_constants(frozen.graph) == []
     with torch.no_grad(), torch.autograd.profiler.profile(use_kineto=False) as prof:
         frozen(inputs(MLP)[0])
@@ -352,13 +352,13 @@ def test_a_frozen_module_that_has_run_is_folded_or_refused(monkeypatch):
         profiled = torch.jit.freeze(oracle.script(model, profiling_executor=True))
     profiled(inputs(MLP)[0])
     with pytest.raises(RuntimeError, match="cannot fold the casts of .*already run"):
-        jitamp._C.fold_static_casts_in_module(profiled._c)
+        jitamp._C.freeze_module(profiled._c)
     # a folded one that has run: nothing to do, no error
     monkeypatch.undo()
     with torchscript_deprecation_ignored():
         folded = torch.jit.freeze(oracle.script(model))
     folded(inputs(MLP)[0])
-    assert jitamp._C.fold_static_casts_in_module(folded._c) == []
+    assert jitamp._C.freeze_module(folded._c) == []
 
 
 def test_jitamp_freeze_refuses_bad_input():
@@ -479,12 +479,19 @@ def test_constants_of_one_layout_stay_constants():
     read from an attribute; a second run changes nothing."""
     with torchscript_deprecation_ignored():
         frozen = torch.jit.freeze(oracle.script(MLP().eval()))
-        assert not jitamp._C.keep_constants_apart(frozen._c)
+        assert_unchanged_by(["keep_constants_apart"], frozen)
         apart = torch.jit.freeze(oracle.script(ViewOfAWeight().eval()))
     reads = [n for n in _all_nodes(apart.graph)
              if n.kind() == "prim::GetAttr" and n.s("name").startswith("_pooled_apart_constant_")]
     assert len(reads) == 1, apart.graph
-    assert not jitamp._C.keep_constants_apart(apart._c)
+    assert_unchanged_by(["keep_constants_apart"], apart)
+
+
+def assert_unchanged_by(steps, frozen):
+    """Running the freeze pipelines' `steps` again leaves `frozen` as it is."""
+    before = frozen.code
+    jitamp.passes.run_on_module(steps, frozen)
+    assert frozen.code == before
 
 
 # ---------------------------------------------------------------------------
@@ -523,8 +530,7 @@ def test_standalone_has_no_jitamp_op_and_matches_eager(cls):
     assert casts_of_constants(graph) == []
     assert jitamp.passes.static_scope_obstacles(graph) == []
     assert not jitamp.passes.run("strip_static_scopes", graph)  # idempotent
-    assert not jitamp._C.keep_addmm_whole(frozen._c)
-    assert not jitamp._C.keep_mms_unbatched(frozen._c)
+    assert_unchanged_by(["keep_addmm_whole_in_module", "keep_mms_unbatched"], frozen)
     # what runs here is the stripped graph too (jitamp made the plan again)
     frozen(*inputs(cls))
     ran = torch.jit.last_executed_optimized_graph()

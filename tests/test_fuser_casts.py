@@ -1,5 +1,5 @@
 """The profiling executor's TensorExpr fuser fuses jitamp's casts where the
-autocast state is static (csrc/jit_autocast/passes/expose_static_casts_to_fuser.h), and the results
+autocast state is static (csrc/jit_autocast/profiling/expose_static_casts_to_fuser.h), and the results
 stay eager's.
 
 The fuser runs on CUDA by default; these tests turn it on for CPU, where
@@ -255,7 +255,7 @@ def test_a_module_with_fused_casts_matches_eager():
     check_against_eager(model, (torch.randn(5, 32),), scripted=scripted, outer=no_grad_under())
 
 
-# Fallback functions (csrc/jit_autocast/passes/suspend_autocast_around_fallbacks.h). TorchScript turns
+# Fallback functions (csrc/jit_autocast/profiling/suspend_autocast_around_fallbacks.h). TorchScript turns
 # a fusion group's unfused fallback into a new function, without jitamp's
 # `ignore_amp`; with the built-in JIT autocast mode on (TorchScript's
 # default, and what the process has after jitamp.disable() or without

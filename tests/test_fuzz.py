@@ -1,10 +1,10 @@
-"""The differential fuzzer (jitamp.fuzz) in CI: a fixed-seed batch of
+"""The differential fuzzer (tools/jitamp_fuzz) in CI: a fixed-seed batch of
 generated programs, each scripted with jitamp and compared with eager by the
 oracle's rules; and tests of the generator and shrinker themselves.
 
 A failing program is shrunk and written as a reproducer (to $JITAMP_FUZZ_OUT
 if set, else the test's tmp_path); the failure shows its path and the shrunk
-program. Long runs: `python -m jitamp.fuzz --count 10000 --jobs 2 --out DIR`.
+program. Long runs: `python tools/jitamp_fuzz --count 10000 --jobs 2 --out DIR`.
 """
 import ast
 import collections
@@ -17,10 +17,10 @@ import types
 import pytest
 import torch
 
-from jitamp.fuzz import generator
-from jitamp.fuzz.generator import Line, generate
-from jitamp.fuzz.runner import Result, repro_source, run_source
-from jitamp.fuzz.shrink import shrink, shrink_failure
+from jitamp_fuzz import generator
+from jitamp_fuzz.generator import Line, generate
+from jitamp_fuzz.runner import Result, repro_source, run_source
+from jitamp_fuzz.shrink import shrink, shrink_failure
 
 CI_SEED = 20261123
 CI_COUNT = 240
@@ -80,10 +80,10 @@ def exports():
 
 @pytest.mark.parametrize("start", range(0, EXPORT_COUNT, CHUNK), ids=lambda s: f"export-{s}-{s + CHUNK - 1}")
 def test_fuzz_export_batch(start, workdir, exports):
-    """Export mode (jitamp/fuzz/export.py): every program jitamp.export
+    """Export mode (tools/jitamp_fuzz/export.py): every program jitamp.export
     accepts computes as eager; a refusal is an ExportError whose reason
     the runner names (never another exception)."""
-    from jitamp.fuzz.export import run_export_source
+    from jitamp_fuzz.export import run_export_source
 
     kinds = collections.Counter()
     for index in range(start, start + CHUNK):
@@ -98,7 +98,7 @@ def test_fuzz_export_mode_reports_a_planted_difference(workdir, exports):
     """The export mode's oracle finds a difference: the program's graph is
     TorchScript's, where torch.jit.is_scripting() is True, so its export
     appends what eager does not."""
-    from jitamp.fuzz import export as export_mode
+    from jitamp_fuzz import export as export_mode
 
     source = textwrap.dedent("""\
         from typing import List
@@ -301,7 +301,7 @@ def test_eager_that_varies_is_no_reference():
     results vary (a kernel without a deterministic implementation, whose
     alert torch.use_deterministic_algorithms(True) raises; or eager runs
     that differ) is known:eager-nondeterministic. Never on CPU."""
-    from jitamp.fuzz import runner
+    from jitamp_fuzz import runner
 
     def harness(fn, device):
         return types.SimpleNamespace(
@@ -376,7 +376,7 @@ def test_eager_side_gives_a_scripted_callees_raise_its_python_class():
     torch.jit.Error; the runner's eager side gives it the class a Python
     callee would raise (jitamp's raises where eager binds `as` names to None
     on torch < 2.5 are such raises)."""
-    from jitamp.fuzz.runner import _unwrapping_callee_errors
+    from jitamp_fuzz.runner import _unwrapping_callee_errors
 
     @torch.jit.script
     def raises(x: torch.Tensor) -> torch.Tensor:
@@ -447,7 +447,7 @@ _DTYPE_IN_FORMULA = (
         "saved_view_named_by_eager_too", "subgraph_node_on_torch_2_4",
         "dtype_error_in_formula"])
 def test_known_profiling_differences(message, kind):
-    from jitamp.fuzz.runner import known_difference
+    from jitamp_fuzz.runner import known_difference
     assert known_difference(message, profiling=True) == kind
     assert known_difference(message, profiling=False) is None
 
@@ -457,7 +457,7 @@ def test_gradient_tolerance_of_the_largest_magnitude():
     4.0 off on -28.4, in a gradient whose largest element is 26793) is
     within atol_of_max; a gradient off by a tenth of that largest element
     is not."""
-    from jitamp.fuzz.oracle import assert_same
+    from jitamp.testing import assert_same
     eager = torch.tensor([26793.125, -28.4131])
     assert_same(eager, torch.tensor([26857.125, -32.4131]), exact=False, rtol=0.1, atol=0.25,
                 atol_of_max=2**-5)
@@ -472,13 +472,13 @@ FUZZING_DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 
 
 def test_the_docs_name_every_option_and_known_outcome():
-    """docs/fuzzing.md lists every option of `jitamp fuzz --help` and every
+    """docs/fuzzing.md lists every option of `python tools/jitamp_fuzz --help` and every
     "known:" outcome the runner reports."""
     import argparse
     import re
 
-    from jitamp.fuzz import runner
-    from jitamp.fuzz.cli import parser
+    from jitamp_fuzz import runner
+    from jitamp_fuzz.cli import parser
 
     with open(FUZZING_DOCS) as f:
         docs = f.read()
@@ -491,3 +491,22 @@ def test_the_docs_name_every_option_and_known_outcome():
         kinds = set(re.findall(r'"(known:[a-z-]+)"', f.read()))
     assert "known:dead-code" in kinds
     assert sorted(kind for kind in kinds if f"`{kind}`" not in docs) == []
+
+
+def test_the_command_line_runs_from_any_folder(tmp_path):
+    """`python tools/jitamp_fuzz ARGS` (docs/fuzzing.md), from another
+    working directory: one program, and a batch in a worker process."""
+    import subprocess
+    import sys
+
+    fuzzer = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools", "jitamp_fuzz")
+    for args, last in ((["--seed", "1", "--index", "0"], "seed 1 index 0: ok"),
+                       (["--seed", "1", "--count", "2", "--jobs", "1"], None)):
+        done = subprocess.run([sys.executable, fuzzer, *args], capture_output=True, text=True,
+                              cwd=tmp_path, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        if last is not None:
+            assert done.stdout.splitlines()[-1] == last, done.stdout
+        else:
+            assert done.stdout.startswith("programs: 2 in "), done.stdout
+

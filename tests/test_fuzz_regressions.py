@@ -1,4 +1,4 @@
-"""Bugs the differential fuzzer (jitamp.fuzz) found, one test each: the
+"""Bugs the differential fuzzer (tools/jitamp_fuzz) found, one test each: the
 shrunk reproducer in tests/regressions/ (README.md there) must compare
 equal to eager ("ok"), or, for TorchScript's own behaviour, be recognized
 as the "known:" kind it is.
@@ -112,7 +112,7 @@ import torch
 
 import jitamp
 import oracle
-from jitamp.fuzz.runner import run_source
+from jitamp_fuzz.runner import run_source
 
 REPRODUCERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "regressions")
 
@@ -195,7 +195,9 @@ def test_finding13_freezing_does_not_crash():
     """In a process of its own: before the fix, freezing this program
     crashed (a use after free) where that process started afresh."""
     path = os.path.join(REPRODUCERS, "jitamp_refold_after_constant_propagation.py")
-    done = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=300)
+    tools = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [tools, os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     assert "fuzz comparison: ok" in done.stdout, done.stdout[-2000:]
 
@@ -236,7 +238,7 @@ def test_reads_an_argument(tmp_path):
     """A line gone from a frozen graph counts as dead code only where its
     op reads a forward argument: an op of weights alone may have been
     folded (what fold barriers exist for), not removed."""
-    from jitamp.fuzz.runner import _reads_an_argument, load_source, unload
+    from jitamp_fuzz.runner import _reads_an_argument, load_source, unload
 
     module = load_source(_READS, str(tmp_path), "reads")
     graph = oracle.script_without_jitamp(module.M()).forward.graph.copy()
@@ -356,7 +358,7 @@ def test_which_thread_met_a_plan_of_the_other_grad_mode(thread, outer, executor,
     meets a constant folded under inference mode, where eager returns or
     raises another error further on (seed 271128, index 14989), not where
     eager raises that error too."""
-    from jitamp.fuzz import runner
+    from jitamp_fuzz import runner
 
     module = types.ModuleType("threads")
     module.OUTER, module.EXECUTOR = outer, executor
@@ -468,7 +470,7 @@ class M(torch.nn.Module):
 def test_live_lines(tmp_path):
     """The runner's liveness of source lines (what TorchScript's dead code
     elimination keeps), which decides "known:dead-code"."""
-    from jitamp.fuzz.runner import _live_lines, load_source, unload
+    from jitamp_fuzz.runner import _live_lines, load_source, unload
 
     module = load_source(_LIVENESS, str(tmp_path), "liveness")
     graph = oracle.script_without_jitamp(module.M()).forward.graph.copy()
@@ -547,12 +549,12 @@ def test_finding2_casts_saved_in_another_compilers_order_run_in_this_torchs(tmp_
     margin_ranking_loss reads twice, as this torch's eager does."""
     name = "jitamp_cast_order_grad.py"
     path = str(tmp_path / "finding2.pt")
-    jitamp._C.override_cast_order_for_testing(saved_last_first)
+    jitamp._C.testing.override_cast_order(saved_last_first)
     try:
         saved = oracle.script(_load(name).prog)
         torch.jit.save(saved, path)
     finally:
-        jitamp._C.override_cast_order_for_testing(None)
+        jitamp._C.testing.override_cast_order(None)
     op = "aten::margin_ranking_loss"
     assert _casts_before(saved.inlined_graph, op) == ([2, 1, 0] if saved_last_first else [0, 1, 2])
     loaded = torch.jit.load(path)
@@ -1062,7 +1064,7 @@ def test_plain_torchscript_difference_under_a_region_that_changes_nothing(name):
 def test_a_region_that_changes_something_is_no_reference():
     """runner._region_changes_nothing: a float32 mm changes under a
     bfloat16 region; a float64 one does not."""
-    from jitamp.fuzz import runner
+    from jitamp_fuzz import runner
 
     def mm(x: torch.Tensor) -> torch.Tensor:
         return torch.mm(x, x)
@@ -1160,7 +1162,7 @@ def test_an_error_of_scopes_left_undone_is_not_plain_torchscripts(tmp_path):
     make match raises so without the scope: eager with its scopes inert
     raises it too, and the runner keeps it a mismatch (a planted message,
     as jitamp would raise had it skipped the scope)."""
-    from jitamp.fuzz import runner
+    from jitamp_fuzz import runner
 
     source = """
 import torch
@@ -1218,7 +1220,7 @@ def test_softmax_formula_with_dtype_fails_plain_torchscript_without_autocast(tmp
     """What 2718 shows, without autocast or jitamp: the profiling plan's
     formula of softmax with dtype=torch.float32 on a float16 input raises
     from the second call, where eager returns."""
-    from jitamp.fuzz.runner import load_source, unload
+    from jitamp_fuzz.runner import load_source, unload
 
     source = """
 import torch
@@ -1242,7 +1244,7 @@ def test_out_softmax_with_grad_fails_plain_torchscript_where_eager_runs_on(tmp_p
     """What 8814 shows, without autocast or jitamp: once the profiling plan
     is optimized, an out= softmax into bmm's result raises autograd's out=
     error; eager's kernel runs."""
-    from jitamp.fuzz.runner import load_source, unload
+    from jitamp_fuzz.runner import load_source, unload
 
     source = """
 from typing import List, Tuple
@@ -1289,7 +1291,7 @@ def f(a: torch.Tensor, b: torch.Tensor, flag: bool):
     torch.softmax(b.double(), 1, out=v3)
     return a, sink
 """
-    from jitamp.fuzz.runner import load_source, unload
+    from jitamp_fuzz.runner import load_source, unload
 
     errors = {}
     module = load_source(source, str(tmp_path), "out_grad_plain")
@@ -1532,7 +1534,7 @@ def test_a_formula_is_tried_alone_on_the_dtypes_eager_gives_its_op(fn, theirs, t
     softmax of a scope's bfloat16 matmul returns alone (the CPU kernel
     takes a bfloat16 input_dtype with a float32 gradient), so a plan that
     fed it float16 would stay a mismatch."""
-    from jitamp.fuzz import runner
+    from jitamp_fuzz import runner
 
     message = ("call 2: scripted raised RuntimeError('Traceback of TorchScript (most recent call last):\\n"
                "  File \"<string>\", line 83, in <backward op>\\n"

@@ -380,3 +380,17 @@ def test_a_torch_other_than_the_one_built_against_is_one_clear_line():
     assert done.stdout == (f"jitamp was built against torch {torch.__version__}, and torch 2.99.0+cpu is "
                            "installed: rebuild jitamp against it: pip install --no-build-isolation -e . "
                            "(from jitamp's source)\n"), done.stdout
+
+
+def test_the_wheel_ships_jitamp_alone():
+    """The packages pyproject.toml's find gives the wheel: jitamp's own,
+    from python/ (jitamp.testing, the oracle, is a module of jitamp). The
+    differential fuzzer is a developer tool in tools/, never shipped."""
+    from setuptools.config.pyprojecttoml import read_configuration
+
+    root = os.path.dirname(os.path.dirname(PACKAGE))
+    setuptools_config = read_configuration(os.path.join(root, "pyproject.toml"))["tool"]["setuptools"]
+    assert setuptools_config["package-dir"] == {"": "python"}
+    assert sorted(setuptools_config["packages"]) == ["jitamp", "jitamp.passes"]
+    assert os.path.isfile(os.path.join(PACKAGE, "testing.py"))
+    assert os.path.isfile(os.path.join(root, "tools", "jitamp_fuzz", "__main__.py"))

@@ -84,12 +84,12 @@ def pretend():
     done = []
 
     def set_(op, device, has_kernel):
-        _C.override_autocast_kernel_for_testing(op, device, has_kernel)
+        _C.testing.override_autocast_kernel(op, device, has_kernel)
         done.append((op, device))
 
     yield set_
     for op, device in done:
-        _C.override_autocast_kernel_for_testing(op, device, None)
+        _C.testing.override_autocast_kernel(op, device, None)
 
 
 def _cast_devices(graph, op: str) -> set:
@@ -226,7 +226,7 @@ def test_a_cast_the_loading_torch_does_not_make_is_dropped(pretend, tmp_path):
 def test_a_cast_the_saving_torch_did_not_make_is_added(pretend, tmp_path):
     pretend("aten::mm", "cpu", False)
     path, _ = _saved(tmp_path)
-    _C.override_autocast_kernel_for_testing("aten::mm", "cpu", None)
+    _C.testing.override_autocast_kernel("aten::mm", "cpu", None)
     loaded = _load(path)
     assert _cast_chain_devices(loaded.forward.graph, "aten::mm") == ["cpu,cuda"] * 2
     x, y = torch.randn(8, 8), torch.randn(8, 8)
@@ -297,7 +297,7 @@ def test_loading_gives_every_policy_kind_the_loading_torchs_casts(pretend, tmp_p
     assert fresh_without != as_saved
     assert _casts_by_op(_load(path).forward.graph) == fresh_without
     # saved by a torch without it, loaded by this one
-    _C.override_autocast_kernel_for_testing(op, device, None)
+    _C.testing.override_autocast_kernel(op, device, None)
     loaded = _load(path_without)
     assert _casts_by_op(loaded.forward.graph) == as_saved
     x, y = torch.randn(8, 8), torch.randn(8, 8)

@@ -218,7 +218,7 @@ def test_a_scope_that_ends_in_a_raise_keeps_its_state_when_loaded(tmp_path, free
     scope's guard had no use and was dropped at once, so the mm ran with
     autocast off and raised its dtype error (fuzz seed 112903, index
     40640). The loaded model raises eager's error after eager's write, and
-    leaves the state as it was (passes/restore_exits_cut_by_raises.h)."""
+    leaves the state as it was (repairs/restore_exits_cut_by_raises.h)."""
     model = RaisesInItsScope().eval()
     scripted = script(model)
     if freeze:

@@ -318,7 +318,7 @@ def test_the_plan_unrolls_loops():
     """As TorchScript's optimized plans do: a constant trip count under 64
     whole; else a loop of 8 copies of the body, then a loop for the rest,
     which reads what the loop of 8 reads: the loop of 8 is kept out of
-    line by jitamp::keep_out_of_line() after it (passes/keep_loops_out_of_line.h),
+    line by jitamp::keep_out_of_line() after it (repairs/keep_loops_out_of_line.h),
     and no loop carries KeepLoopsOutOfLine's bools, which the graph callers
     inline keeps."""
     scripted = script(weight_in_a_loop)

@@ -9,7 +9,7 @@
 #include "ops/frozen_kernels.h"
 #include "ops/scope_ops.h"
 #include "ops/task_ops.h"
-#include "passes/expose_static_casts_to_fuser.h"
+#include "profiling/expose_static_casts_to_fuser.h"
 #include "pipeline/loader.h"
 
 #include <torch/library.h>

@@ -7,11 +7,7 @@
 #include "ops/scope_ops.h"
 #include "ops/task_ops.h"
 #include "passes/call_autocast_ops_directly.h"
-#include "passes/expose_static_casts_to_fuser.h"
-#include "passes/keep_addmm_whole.h"
-#include "passes/keep_constants_apart.h"
-#include "passes/keep_loops_out_of_line.h"
-#include "passes/keep_mms_unbatched.h"
+#include "profiling/expose_static_casts_to_fuser.h"
 #include "passes/lower_autocast_scopes.h"
 #include "passes/strip_static_scopes.h"
 #include "passes/wrap_in_autocast_scope.h"
@@ -163,16 +159,6 @@ PYBIND11_MODULE(_C, m) {
       " (wrap_in_autocast_scope.h); before the rewrite and the first call.");
 
   m.def(
-      "keep_loops_out_of_line",
-      [](const std::shared_ptr<torch::jit::Graph>& graph) {
-        return jitamp::KeepLoopsOutOfLine(graph);
-      },
-      py::arg("graph"),
-      "Loops the interpreter would emit inline, where that loses a value, "
-      "kept out of line (keep_loops_out_of_line.h); returns whether the "
-      "graph changed.");
-
-  m.def(
       "set_fuser_casts_enabled",
       &jitamp::SetFuserCastsEnabled,
       py::arg("enabled"),
@@ -190,46 +176,13 @@ PYBIND11_MODULE(_C, m) {
       "setting.");
 
   m.def(
-      "fold_static_casts_in_module",
+      "freeze_module",
       [](const torch::jit::Module& module) {
         return jitamp::FreezeModule(module);
       },
       py::arg("module"),
       "The freeze pipeline (pipeline.h) on a frozen module; returns the "
       "names of the methods whose casts it folded.");
-
-  m.def(
-      "keep_addmm_whole",
-      [](const torch::jit::Module& module) {
-        return jitamp::KeepAddmmWholeInModule(module);
-      },
-      py::arg("module"),
-      "Each addmm of the module's methods with beta = alpha = 1 reads beta "
-      "from a module attribute, so that TorchScript's stock executors do not "
-      "split it (keep_addmm_whole.h); returns whether it changed (then "
-      "preoptimize_module).");
-
-  m.def(
-      "keep_constants_apart",
-      [](const torch::jit::Module& module) {
-        return jitamp::KeepConstantsApartInModule(module);
-      },
-      py::arg("module"),
-      "Each tensor constant of the module's methods that loading's constant "
-      "pooling would merge with one laid out otherwise is read from a module "
-      "attribute (keep_constants_apart.h); returns whether it changed (then "
-      "preoptimize_module). fold_static_casts_in_module runs it.");
-
-  m.def(
-      "keep_mms_unbatched",
-      [](const torch::jit::Module& module) {
-        return jitamp::KeepMMsUnbatchedInModule(module);
-      },
-      py::arg("module"),
-      "Each method of the module that has an aten::mm holds a never-taken "
-      "in-place write to a module attribute, so that TorchScript's stock "
-      "executors do not batch its mm ops (BatchMM, keep_mms_unbatched.h); "
-      "returns whether it changed (then preoptimize_module).");
 
   m.def(
       "preoptimize_module",
@@ -264,15 +217,39 @@ PYBIND11_MODULE(_C, m) {
       "order (pipeline.h): the one pass list.");
 
   m.def(
-      "run_pass",
+      "run_passes",
+      [](const std::vector<std::string>& names,
+         const std::shared_ptr<torch::jit::Graph>& graph) {
+        return jitamp::RunGraphPasses(names, graph);
+      },
+      py::arg("names"),
+      py::arg("graph"),
+      "Run graph passes of the list, in order, on `graph` as one run; "
+      "returns whether they changed it (`jitamp opt --passes`).");
+
+  m.def(
+      "run_pipeline",
       [](const std::string& name,
          const std::shared_ptr<torch::jit::Graph>& graph) {
-        return jitamp::RunGraphPass(name, graph);
+        return jitamp::RunGraphPipeline(name, graph);
       },
       py::arg("name"),
       py::arg("graph"),
-      "Run one graph pass of the list on `graph`; returns whether it "
-      "changed.");
+      "Run the graph pipeline `name` on `graph`; returns the graph it made "
+      "(`jitamp opt --pipeline`).");
+
+  m.def(
+      "run_module_passes",
+      [](const std::vector<std::string>& names,
+         const torch::jit::Module& module,
+         bool simple_executor) {
+        jitamp::RunModulePasses(names, module, simple_executor);
+      },
+      py::arg("names"),
+      py::arg("module"),
+      py::arg("simple_executor"),
+      "Run steps of the freeze pipelines, in order, on a module "
+      "torch.jit.freeze made (`jitamp opt --passes` on a model).");
 
   m.def(
       "freeze_standalone",
@@ -311,8 +288,12 @@ PYBIND11_MODULE(_C, m) {
       py::arg("device"),
       "Ops the installed torch autocasts on `device` that the table lacks.");
 
-  m.def(
-      "override_autocast_kernel_for_testing",
+  // Switches the tests set to stand in for another torch; not jitamp's API.
+  py::module_ testing = m.def_submodule(
+      "testing", "Tests only: make jitamp act as on another torch.");
+
+  testing.def(
+      "override_autocast_kernel",
       [](const std::string& op,
          const std::string& device,
          std::optional<bool> has_kernel) {
@@ -322,15 +303,15 @@ PYBIND11_MODULE(_C, m) {
       py::arg("op"),
       py::arg("device"),
       py::arg("has_kernel"),
-      "Tests only: pretend torch has (or lacks) an autocast kernel.");
+      "Pretend torch has (or lacks) an autocast kernel.");
 
-  m.def(
-      "override_cast_order_for_testing",
+  testing.def(
+      "override_cast_order",
       [](std::optional<bool> last_first) {
         jitamp::overrideCastOrderForTesting(last_first);
       },
       py::arg("last_first"),
-      "Tests only: insert casts last argument first (True) or first "
+      "Insert casts last argument first (True) or first "
       "argument first (False), as a torch built by another compiler would; "
       "None: this torch's order.");
 }

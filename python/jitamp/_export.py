@@ -94,8 +94,7 @@ def export_graph(model: Any) -> torch._C.Graph:
 
 def _export_graph(copy: Any) -> torch._C.Graph:
     graph = copy._c._get_method("forward").graph
-    torch._C._jit_pass_inline(graph)
-    _C.export_graph(graph)
+    _C.export_graph(graph)  # the export pipeline (csrc/jit_autocast/pipeline/pipeline.h)
     return graph
 
 

@@ -205,7 +205,7 @@ _freezing = threading.local()  # .deferred: optimize_for_inference folds at its 
 def _fold_static_casts(frozen: Any) -> None:
     """Casts of frozen weights under a static autocast state, done once
     (csrc/jit_autocast/passes/fold_static_casts.h), in every method of `frozen`."""
-    _C.fold_static_casts_in_module(frozen._c)
+    _C.freeze_module(frozen._c)
 
 
 def freezing_rewritten(freeze: Callable[..., Any]) -> Callable[..., Any]:

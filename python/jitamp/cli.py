@@ -1,6 +1,6 @@
 """jitamp's command line: `jitamp dump`, `jitamp convert`, `jitamp table`,
-`jitamp example`, `jitamp library`, and `jitamp fuzz`, which is
-`python -m jitamp.fuzz` (docs/fuzzing.md).
+`jitamp example` and `jitamp library`. (The differential fuzzer is a
+developer tool of the repository, not a command: tools/jitamp_fuzz.)
 
 Bad input gives a one-line `jitamp: error: ...` and exit status 2 (1 for a
 failed example); `--verbose` adds the Python traceback.
@@ -75,7 +75,7 @@ def _add_common_flags(parser: argparse.ArgumentParser, profiling_help: str | Non
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jitamp",
-        description="Eager-exact autocast for TorchScript: inspect, convert, and fuzz against eager.",
+        description="Eager-exact autocast for TorchScript: inspect, convert, and export.",
     )
     parser.add_argument("--verbose", action="store_true", help="show tracebacks on errors")
     parser.add_argument("--version", action="version", version=_version())
@@ -235,13 +235,29 @@ def _parser() -> argparse.ArgumentParser:
     passes.add_argument("--markdown", action="store_true", help="as docs/passes.md shows it")
     _add_common_flags(passes)
 
-    # main() hands `jitamp fuzz ARGS` to the fuzzer's own command line
-    # before parsing: this entry is for the listing above.
-    sub.add_parser(
-        "fuzz",
-        help="fuzz jitamp against eager autocast on the installed torch (jitamp fuzz --help)",
-        add_help=False,
+    opt = sub.add_parser(
+        "opt",
+        help="run passes of jitamp's pipelines alone on a graph, as LLVM's opt does",
+        description="Run jitamp's passes and pipelines (`jitamp passes` lists both) alone, in the "
+        "order given, and print the graph they leave, canonicalized. A graph pass or pipeline runs "
+        "on the graph of TARGET as TorchScript scripts it (without jitamp; --method picks a "
+        "module's), or on FILE.ir (TorchScript IR text; `#` starts a comment). A step of the "
+        "freeze pipelines runs on the model, scripted with jitamp and frozen by torch.jit.freeze "
+        "alone; the pipelines freeze and standalone_freeze are jitamp.freeze's.",
+        epilog="example:\n  jitamp opt model.py:fn --passes=rewrite\n"
+        "  jitamp opt model.py:fn --passes=rewrite,preoptimize,hoist_loop_casts\n"
+        "  jitamp opt graph.ir --passes=remove_fold_barriers\n"
+        "  jitamp opt model.py:Net --passes=rewrite_module,fold_static_casts,keep_constants_apart\n"
+        "  jitamp opt model.py:Net --passes=standalone_freeze",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    opt.add_argument("target", metavar="TARGET|FILE.ir",
+                     help="path/to/file.py:NAME or a saved TorchScript file, as `jitamp dump` takes it, or FILE.ir")
+    opt.add_argument("--passes", metavar="NAME,...", required=True,
+                     help="passes and pipelines to run, in order (consecutive passes run as one run)")
+    opt.add_argument("--method", metavar="NAME", help="the module method (default: forward)")
+    _add_library_flags(opt)
+    _add_common_flags(opt, profiling_help="a model's freeze steps for TorchScript's profiling executor")
     return parser
 
 
@@ -539,6 +555,87 @@ def dump(args: argparse.Namespace) -> str:
     return _join(after_text, args.all_methods)
 
 
+def opt(args: argparse.Namespace) -> str:
+    from . import passes as _passes
+
+    names = [name.strip() for name in args.passes.split(",")]
+    if not all(names):
+        raise CliError(f"bad --passes '{args.passes}': expected NAME,NAME,... (`jitamp passes` lists them)")
+    module_pipelines = ("freeze", "standalone_freeze")
+    module_steps = set(_passes.PIPELINES["freeze"] + _passes.PIPELINES["standalone_freeze"])
+    graph_names = _passes.GRAPH_PASSES | set(_passes.GRAPH_PIPELINES)
+    for name in names:
+        if name not in graph_names and name not in module_steps and name not in module_pipelines:
+            raise CliError(f"no pass or pipeline named '{name}' (`jitamp passes` lists them)")
+    on_module = [name for name in names if name not in graph_names]  # (some are both)
+    if on_module:
+        on_graph = [name for name in names if name not in module_steps and name not in module_pipelines]
+        if on_graph:
+            raise CliError(f"--passes mixes graph passes ({', '.join(on_graph)}) with steps of the freeze "
+                           f"pipelines, which run on a model ({', '.join(on_module)}): run them apart")
+        if any(name in module_pipelines for name in names) and len(names) > 1:
+            raise CliError("a freeze pipeline runs whole, alone: --passes=freeze or --passes=standalone_freeze")
+        frozen = _frozen_for_opt(args, names)
+        return render(_functions(frozen, args.method, False)[0][1].graph, inline=False, source=False)
+    graph = _graph_for_opt(args)
+    batch: list[str] = []  # consecutive passes, run as one run
+    for name in names + [""]:
+        if name in _passes.GRAPH_PASSES:
+            batch.append(name)
+            continue
+        if batch:
+            _passes.run(batch, graph)
+            batch = []
+        if name:
+            graph = _passes.run_pipeline(name, graph)
+    return render(graph, inline=False, source=False)
+
+
+def _graph_for_opt(args: argparse.Namespace) -> torch._C.Graph:
+    """A copy of the graph `jitamp opt` starts from: FILE.ir, or TARGET's
+    (--method's) as TorchScript scripts it, without jitamp."""
+    if not args.target.endswith(".ir"):
+        scripted = resolve_target(args.target).make_scripted(False)
+        return _functions(scripted, args.method, False)[0][1].graph.copy()
+    if args.method:
+        raise CliError("--method applies to a model; FILE.ir holds one graph")
+    try:
+        with open(args.target) as f:
+            text = f.read()
+    except OSError as error:
+        raise CliError(f"cannot read {args.target}: {error.strerror}") from None
+    try:
+        return torch._C.parse_ir(text, parse_tensor_constants=True)
+    except RuntimeError as error:
+        raise CliError(f"{args.target} is not TorchScript IR: {error}") from None
+
+
+def _frozen_for_opt(args: argparse.Namespace, names: list[str]) -> Any:
+    """TARGET scripted with jitamp and frozen: by jitamp.freeze for a freeze
+    pipeline, else by torch.jit.freeze alone and then the steps `names`."""
+    from . import api, passes as _passes
+
+    if args.target.endswith(".ir"):
+        raise CliError(f"{names[0]} runs on a model (path/to/file.py:NAME or a saved file), not on FILE.ir")
+    scripted = resolve_target(args.target).make_scripted(True)
+    if not isinstance(scripted, torch.jit.ScriptModule):
+        raise CliError(f"{names[0]} runs on a module; the target is a function")
+    scripted.eval()
+    profiling = _PROFILING_EXECUTOR
+    with torchscript_deprecation_ignored():
+        if names[0] in ("freeze", "standalone_freeze"):
+            try:
+                return api.freeze(scripted, profiling_executor=profiling,
+                                  standalone=names[0] == "standalone_freeze")
+            except ValueError as error:  # what keeps the model from freezing standalone, by line
+                raise CliError(str(error)) from None
+        api.rewrite(scripted, profiling_executor=profiling)
+        plain_freeze = getattr(torch.jit.freeze, "__wrapped__", torch.jit.freeze)
+        frozen = plain_freeze(scripted)
+        _passes.run_on_module(names, frozen, simple_executor=not profiling)
+        return frozen
+
+
 _VALUE = re.compile(r"%([\w.]+)")
 _DEFINED_VALUE = re.compile(r"%([\w.]+) :")
 
@@ -833,23 +930,9 @@ def _dash(policy: str) -> str:
     return "-" if policy == "none" else policy
 
 
-def _fuzz_arguments(argv: list[str]) -> list[str] | None:
-    """The arguments after `fuzz` where the command is `fuzz` (after
-    --verbose at most), else None."""
-    for i, arg in enumerate(argv):
-        if arg != "--verbose":
-            return argv[i + 1:] if arg == "fuzz" else None
-    return None
-
-
 def main(argv: list[str] | None = None) -> int:
     global _PROFILING_EXECUTOR
     argv = sys.argv[1:] if argv is None else list(argv)
-    fuzz_arguments = _fuzz_arguments(argv)
-    if fuzz_arguments is not None:
-        from .fuzz.cli import main as fuzz_main
-
-        return fuzz_main(fuzz_arguments, prog="jitamp fuzz")
     args = _parser().parse_args(argv)
     _PROFILING_EXECUTOR = getattr(args, "profiling_executor", False)
     try:
@@ -862,6 +945,8 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.write(export(args))
         elif args.command == "table":
             sys.stdout.write(table(args))
+        elif args.command == "opt":
+            sys.stdout.write(opt(args))
         elif args.command == "library":
             from ._library import library_path
 

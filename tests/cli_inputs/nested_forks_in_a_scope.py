@@ -21,7 +21,7 @@ warnings.simplefilter("ignore")
 if sys.argv[1] == "jitamp":
     import jitamp
     jitamp.enable()
-from jitamp.fuzz.oracle import autocast_state
+from jitamp.testing import autocast_state
 
 
 def f3(x: Tensor) -> Tensor:

@@ -1,11 +1,11 @@
-"""Collects every tests/graphs/*.py case as one pytest item (see tests/lit.py)."""
+"""Collects every tests/graphs/*.py and *.ir case as one pytest item (see tests/lit.py)."""
 import pytest
 
 from lit import LitFailure, run_case
 
 
 def pytest_collect_file(parent, file_path):
-    if file_path.suffix == ".py" and file_path.name != "conftest.py":
+    if file_path.suffix in (".py", ".ir") and file_path.name != "conftest.py":
         return GraphCase.from_parent(parent, path=file_path)
     return None
 

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112702, index 124 (torch 2.13): scripted without jitamp, a return inside nested with blocks leaves a value used outside the If that defines it (TorchScript's exit transform); jitamp.add_autocast (ADD_AUTOCAST) failed in a graph copy ('not in scope. Run lint!') until repair_value_scopes (fuzz finding 24)
-# Reproduce: python -m jitamp.fuzz --seed 112702 --index 124
+# jitamp_fuzz program: seed 112702, index 124 (torch 2.13): scripted without jitamp, a return inside nested with blocks leaves a value used outside the If that defines it (TorchScript's exit transform); jitamp.add_autocast (ADD_AUTOCAST) failed in a graph copy ('not in scope. Run lint!') until repair_value_scopes (fuzz finding 24)
+# Reproduce: python tools/jitamp_fuzz --seed 112702 --index 124
 from typing import List, Optional, Tuple
 
 import torch
@@ -80,5 +80,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 20261123, index 85
-# Reproduce: python -m jitamp.fuzz --seed 20261123 --index 85
+# jitamp_fuzz program: seed 20261123, index 85
+# Reproduce: python tools/jitamp_fuzz --seed 20261123 --index 85
 # Fuzz finding 5 (torch < 2.5): after a save and load, `with ac:` on an `as` name
 # that eager binds to None raised before an earlier out= op's error: jitamp's
 # raise was a prim::RaiseException, behind which TorchScript's front end made
@@ -63,5 +63,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 20261125, index 1031
-# Reproduce: python -m jitamp.fuzz --seed 20261125 --index 1031
+# jitamp_fuzz program: seed 20261125, index 1031
+# Reproduce: python tools/jitamp_fuzz --seed 20261125 --index 1031
 # Fuzz finding 14 (TorchScript's): under a caller's float16 CPU autocast, a bmm
 # whose result nothing reads raises eager's "expected scalar type Half but
 # found Float"; once freezing folded the casts of its static scope, dead code
@@ -69,5 +69,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 1, index 351
-# Reproduce: python -m jitamp.fuzz --seed 1 --index 351
+# jitamp_fuzz program: seed 1, index 351
+# Reproduce: python tools/jitamp_fuzz --seed 1 --index 351
 # Fuzz finding 2: jitamp cast an op's arguments first to last; eager's autocast
 # kernel casts them in C++ argument-evaluation order (last first with GCC), so
 # backward summed the gradients of a value the op takes twice in another order.
@@ -49,5 +49,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

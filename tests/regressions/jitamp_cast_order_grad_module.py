@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 1, index 221
-# Reproduce: python -m jitamp.fuzz --seed 1 --index 221
+# jitamp_fuzz program: seed 1, index 221
+# Reproduce: python tools/jitamp_fuzz --seed 1 --index 221
 # Fuzz finding 2, in a module: see jitamp_cast_order_grad.py (an op's casts in
 # eager's argument-evaluation order).
 from typing import List, Optional, Tuple
@@ -52,5 +52,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

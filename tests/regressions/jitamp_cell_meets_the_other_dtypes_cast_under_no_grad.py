@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112803, index 486 (torch 2.13), shrunk by hand
-# Reproduce: python -m jitamp.fuzz --seed 112803 --index 486
+# jitamp_fuzz program: seed 112803, index 486 (torch 2.13), shrunk by hand
+# Reproduce: python tools/jitamp_fuzz --seed 112803 --index 486
 # Fuzz finding 25.
 # Under no_grad, a float16 scope's matmul casts the weight self.w (jitamp:
 # without eager's cache, recorded); a nested bfloat16 scope's rnn_relu_cell
@@ -59,5 +59,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

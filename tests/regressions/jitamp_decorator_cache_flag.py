@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 11, index 2078
-# Reproduce: python -m jitamp.fuzz --seed 11 --index 2078
+# jitamp_fuzz program: seed 11, index 2078
+# Reproduce: python tools/jitamp_fuzz --seed 11 --index 2078
 # Fuzz finding 3: a function decorated with @torch.autocast(...) was scripted as
 # if its body were in a `with torch.autocast(...)` made at each call, so a dtype
 # or cache flag the decorator leaves out came from the caller; eager's
@@ -51,5 +51,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

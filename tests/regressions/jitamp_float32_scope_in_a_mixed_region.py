@@ -1,4 +1,4 @@
-# jitamp fuzz program: seed 112605, index 19372 (torch 2.13, an older generator), shrunk
+# jitamp_fuzz program: seed 112605, index 19372 (torch 2.13, an older generator), shrunk
 # Fuzz finding 26 (fixed). Under no_grad, a region mixing bfloat16 and
 # float16 scopes: jitamp's casts of leaves go through eager's cache, as
 # eager's do. A float32 scope (eager warns and turns it off, but sets its
@@ -71,5 +71,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

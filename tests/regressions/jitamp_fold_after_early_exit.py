@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 99, index 10316
-# Reproduce: python -m jitamp.fuzz --seed 99 --index 10316
+# jitamp_fuzz program: seed 99, index 10316
+# Reproduce: python tools/jitamp_fuzz --seed 99 --index 10316
 # Fuzz finding 12: FoldStaticCasts took code after an early return inside a scope
 # for code inside it (one branch of an if closed the scope, the other did not);
 # once freezing folded the if, a conv's weight after the scope was cast under
@@ -70,5 +70,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 1, index 169
-# Reproduce: python -m jitamp.fuzz --seed 1 --index 169
+# jitamp_fuzz program: seed 1, index 169
+# Reproduce: python tools/jitamp_fuzz --seed 1 --index 169
 # Fuzz finding 1: a forked task's subgraph ran under TorchScript's default
 # executor, whose DecomposeOps split a bfloat16 addmm into mm + add (rounding
 # twice). Fixed: the fork's plan is made without graph optimizations, as the
@@ -52,5 +52,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112605, index 19372 (torch 2.13): under no_grad, a forked task's first (uncached) cast of a leaf must be known to the caller's thread, as eager's process-wide cache knows it (fuzz finding 23)
-# Reproduce: python -m jitamp.fuzz --seed 112605 --index 19372
+# jitamp_fuzz program: seed 112605, index 19372 (torch 2.13): under no_grad, a forked task's first (uncached) cast of a leaf must be known to the caller's thread, as eager's process-wide cache knows it (fuzz finding 23)
+# Reproduce: python tools/jitamp_fuzz --seed 112605 --index 19372
 from typing import List, Optional, Tuple
 
 import torch
@@ -50,5 +50,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 99, index 7758
-# Reproduce: python -m jitamp.fuzz --seed 99 --index 7758
+# jitamp_fuzz program: seed 99, index 7758
+# Reproduce: python tools/jitamp_fuzz --seed 99 --index 7758
 # Fuzz finding 11: a frozen model computed `F.pad(w.to(bfloat16), mode="reflect")`
 # of a frozen weight once, at freezing, with autocast off; called under an
 # eager autocast, eager runs the pad's reflection_pad1d in float32. Fixed:
@@ -49,5 +49,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,10 +1,10 @@
-# jitamp fuzz program: seed 12, index 2783
-# Reproduce: python -m jitamp.fuzz --seed 12 --index 2783
+# jitamp_fuzz program: seed 12, index 2783
+# Reproduce: python tools/jitamp_fuzz --seed 12 --index 2783
 # Fuzz finding 6: TorchScript's interpreter emits a loop with one carried value,
 # read once, inline where it is read, and so moves a value the loop reads out
 # of its register in the first iteration ("Expected Tensor but got None"), on
 # jitamp's simple executor with constant trip counts too. Fixed:
-# KeepLoopsOutOfLine (csrc/jit_autocast/passes/keep_loops_out_of_line.h).
+# KeepLoopsOutOfLine (csrc/jit_autocast/repairs/keep_loops_out_of_line.h).
 from typing import List, Optional, Tuple
 
 import torch
@@ -51,5 +51,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 2026, index 4352
-# Reproduce: python -m jitamp.fuzz --seed 2026 --index 4352
+# jitamp_fuzz program: seed 2026, index 4352
+# Reproduce: python tools/jitamp_fuzz --seed 2026 --index 4352
 # Fuzz finding 6, nested loops: see jitamp_loop_emitted_inline_with_rebinding.py.
 # Plain TorchScript fails on this program's unoptimized plan too.
 from typing import List, Optional, Tuple
@@ -49,5 +49,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 7, index 6956
-# Reproduce: python -m jitamp.fuzz --seed 7 --index 6956
+# jitamp_fuzz program: seed 7, index 6956
+# Reproduce: python tools/jitamp_fuzz --seed 7 --index 6956
 # Fuzz finding 9: TorchScript's preoptimization folds `v3.t().t()` (two calls of h1) to v3, so
 # backward sums x0's float64 gradient in another order. Fixed: jitamp makes that graph
 # itself, without the fold (csrc/jit_autocast/passes/peephole_keeping_transposes.h).
@@ -49,5 +49,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

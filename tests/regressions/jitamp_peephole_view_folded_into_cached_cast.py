@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 2027, index 6342
-# Reproduce: python -m jitamp.fuzz --seed 2027 --index 6342
+# jitamp_fuzz program: seed 2027, index 6342
+# Reproduce: python tools/jitamp_fuzz --seed 2027 --index 6342
 # Fuzz finding 10: TorchScript's peephole pass folds `x0.t().t()` to `x0` in the graph
 # the simple executor runs; both mm inputs are then x0, whose bf16 cast eager's
 # cache shares, where eager casts x0 (cached) and its view (uncached) apart:
@@ -47,5 +47,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 2602, index 2667 (torch 2.13)
-# Reproduce: python -m jitamp.fuzz --seed 2602 --index 2667
+# jitamp_fuzz program: seed 2602, index 2667 (torch 2.13)
+# Reproduce: python tools/jitamp_fuzz --seed 2602 --index 2667
 # Fuzz finding 21.
 # Frozen, the reflect pad's slice v2 is a constant with w's values laid out
 # with strides (6, 1), beside the constant w that linear reads at each call.
@@ -55,5 +55,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 2159, index 7729 (torch 2.15; 2.13 too)
-# Reproduce: python -m jitamp.fuzz --seed 2159 --index 7729
+# jitamp_fuzz program: seed 2159, index 7729 (torch 2.15; 2.13 too)
+# Reproduce: python tools/jitamp_fuzz --seed 2159 --index 7729
 # Fuzz finding 19.
 # Profiling executor, with gradients, a float16 input under an eager bfloat16
 # region. quantile runs in float32 there (its CPU float32 row); layer_norm of
@@ -8,7 +8,7 @@
 # (native_layer_norm_backward: "expected scalar type Half but found Float"),
 # where eager's engine casts it to float16. Fixed: an op that reads a value a
 # float32 or promote cast raised reads every tensor through a boundary
-# (csrc/jit_autocast/passes/insert_autodiff_boundaries.h).
+# (csrc/jit_autocast/profiling/insert_autodiff_boundaries.h).
 from typing import List, Optional, Tuple
 
 import torch
@@ -47,5 +47,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

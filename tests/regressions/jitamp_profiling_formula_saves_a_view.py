@@ -1,8 +1,8 @@
-# jitamp fuzz program: seed 1141, index 6923 (torch 2.13)
-# Reproduce: python -m jitamp.fuzz --seed 1141 --index 6923
+# jitamp_fuzz program: seed 1141, index 6923 (torch 2.13)
+# Reproduce: python tools/jitamp_fuzz --seed 1141 --index 6923
 # Fuzz finding 18. Now fixed (the runner says ok): mse_loss and vector_norm run in
 # float32 under the region, so cat and the adds that read them read every
-# tensor through a boundary (csrc/jit_autocast/passes/insert_autodiff_boundaries.h):
+# tensor through a boundary (csrc/jit_autocast/profiling/insert_autodiff_boundaries.h):
 # cat's formula no longer saves the view, and the plan raises eager's error.
 # As found:
 # Profiling executor, with gradients: v3.clamp_ in a loop changes a tensor
@@ -75,5 +75,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

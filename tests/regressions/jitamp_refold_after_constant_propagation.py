@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 99, index 4850
-# Reproduce: python -m jitamp.fuzz --seed 99 --index 4850
+# jitamp_fuzz program: seed 99, index 4850
+# Reproduce: python tools/jitamp_fuzz --seed 99 --index 4850
 # Fuzz finding 13: FoldStaticCasts folds casts again after the ops it settles at
 # freezing, and reused the constants of the first round, which constant
 # propagation may have removed: a use after free (freezing crashed). Fixed:
@@ -60,5 +60,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112903, index 40640 (torch 2.13): the frozen model, saved and loaded, lost a scope's exits after a raise (compiling the saved code drops what follows it); its float32 scope's guard, unused, was dropped at once and the scope ran in the caller's bfloat16 region (passes/restore_exits_cut_by_raises.h)
-# Reproduce: python -m jitamp.fuzz --seed 112903 --index 40640
+# jitamp_fuzz program: seed 112903, index 40640 (torch 2.13): the frozen model, saved and loaded, lost a scope's exits after a raise (compiling the saved code drops what follows it); its float32 scope's guard, unused, was dropped at once and the scope ran in the caller's bfloat16 region (repairs/restore_exits_cut_by_raises.h)
+# Reproduce: python tools/jitamp_fuzz --seed 112903 --index 40640
 from typing import Dict, List, Optional, Tuple
 
 import torch
@@ -63,5 +63,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

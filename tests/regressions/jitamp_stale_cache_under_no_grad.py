@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 1327, index 10908 (torch 2.13)
-# Reproduce: python -m jitamp.fuzz --seed 1327 --index 10908
+# jitamp_fuzz program: seed 1327, index 10908 (torch 2.13)
+# Reproduce: python tools/jitamp_fuzz --seed 1327 --index 10908
 # Fuzz finding 20.
 # Under torch.no_grad(): h1's float16 scope, inside prog's bfloat16 one, casts
 # the leaf x2; eager's cache keeps that cast, and hands it to F.linear under
@@ -59,5 +59,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 271129, index 6553
-# Reproduce: python -m jitamp.fuzz --seed 271129 --index 6553
+# jitamp_fuzz program: seed 271129, index 6553
+# Reproduce: python tools/jitamp_fuzz --seed 271129 --index 6553
 # A scripted helper rolls a float16 input inside a bfloat16 scope. Eager
 # raises autocast's "Unexpected floating ScalarType in
 # at::autocast::prioritize": roll has no autocast kernel, but its CPU
@@ -74,5 +74,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 2605, index 644 (torch 2.13)
-# Reproduce: python -m jitamp.fuzz --seed 2605 --index 644
+# jitamp_fuzz program: seed 2605, index 644 (torch 2.13)
+# Reproduce: python tools/jitamp_fuzz --seed 2605 --index 644
 # Fuzz finding 22.
 # Frozen, under no_grad, each call inside the caller's own eager bfloat16
 # region; the scope's lower precision alternates (float16, bfloat16). Call 1
@@ -68,5 +68,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

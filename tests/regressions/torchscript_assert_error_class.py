@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112602, index 131 (torch 2.13): an `assert` that fails
-# Reproduce: python -m jitamp.fuzz --seed 112602 --index 131
+# jitamp_fuzz program: seed 112602, index 131 (torch 2.13): an `assert` that fails
+# Reproduce: python tools/jitamp_fuzz --seed 112602 --index 131
 from typing import List, Optional, Tuple
 
 import torch
@@ -45,5 +45,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112901, index 5281 (torch 2.13), shrunk
-# Reproduce: python -m jitamp.fuzz --seed 112901 --index 5281
+# jitamp_fuzz program: seed 112901, index 5281 (torch 2.13), shrunk
+# Reproduce: python tools/jitamp_fuzz --seed 112901 --index 5281
 # A `@torch.jit.script` helper's dead F.multi_margin_loss of a float16
 # value (no float16 kernel): eager calls the helper, whose own plan has
 # dropped the dead call, and returns; the program, the helper inlined in its
@@ -86,5 +86,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

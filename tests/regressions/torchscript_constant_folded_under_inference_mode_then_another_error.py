@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 271128, index 14989
-# Reproduce: python -m jitamp.fuzz --seed 271128 --index 14989
+# jitamp_fuzz program: seed 271128, index 14989
+# Reproduce: python tools/jitamp_fuzz --seed 271128 --index 14989
 # Two threads: thread 0 under torch.inference_mode, thread 1 with grad in a
 # bfloat16 region. Where thread 0's call makes the plan, TorchScript folds
 # `torch.tensor([0, 1, 2, 3])` (nll_loss's target) into an inference tensor,
@@ -122,5 +122,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

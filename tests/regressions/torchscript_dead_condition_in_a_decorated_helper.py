@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112804, index 4835 (torch 2.13), shrunk by hand
-# Reproduce: python -m jitamp.fuzz --seed 112804 --index 4835
+# jitamp_fuzz program: seed 112804, index 4835 (torch 2.13), shrunk by hand
+# Reproduce: python tools/jitamp_fuzz --seed 112804 --index 4835
 # A helper's `if bool(b.sum() > 0): pass` (its break dropped by the
 # generator) compares a complex tensor: eager raises '"gt_cpu" not
 # implemented for 'ComplexFloat''; TorchScript's front end emits nothing for
@@ -55,5 +55,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

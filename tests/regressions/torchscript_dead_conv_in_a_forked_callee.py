@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 2110, index 847 (torch 2.11; 2.4.1, 2.13 and 2.15 too)
-# Reproduce: python -m jitamp.fuzz --seed 2110 --index 847
+# jitamp_fuzz program: seed 2110, index 847 (torch 2.11; 2.4.1, 2.13 and 2.15 too)
+# Reproduce: python tools/jitamp_fuzz --seed 2110 --index 847
 # Profiling executor, no gradients, under an outer float16 region. The
 # @torch.jit.script callee h1 computes a conv loop whose result nothing
 # reads; its disabled scope (a.sum() <= 0 at the second call) would make
@@ -64,5 +64,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 1327, index 5358 (torch 2.13)
-# Reproduce: python -m jitamp.fuzz --seed 1327 --index 5358
+# jitamp_fuzz program: seed 1327, index 5358 (torch 2.13)
+# Reproduce: python tools/jitamp_fuzz --seed 1327 --index 5358
 # No gradients. The @torch.jit.script callee h1 computes fft of a bfloat16
 # value (which raises "Unsupported dtype BFloat16") into a value that only a
 # dead loop-carried variable reads: its own plan, which eager calls, drops
@@ -60,5 +60,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112903, index 29408 (torch 2.13), shrunk by hand
-# Reproduce: python -m jitamp.fuzz --seed 112903 --index 29408
+# jitamp_fuzz program: seed 112903, index 29408 (torch 2.13), shrunk by hand
+# Reproduce: python tools/jitamp_fuzz --seed 112903 --index 29408
 # (TorchScript's dead code elimination) Eager raises at the `if`'s
 # condition (`gt` of a complex sum); the `if` only builds a Pair nothing
 # reads, so TorchScript drops it with its condition (an object's attribute
@@ -54,5 +54,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

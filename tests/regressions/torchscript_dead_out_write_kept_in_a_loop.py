@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 2159, index 3287 (torch 2.15; 2.13 too)
-# Reproduce: python -m jitamp.fuzz --seed 2159 --index 3287
+# jitamp_fuzz program: seed 2159, index 3287 (torch 2.15; 2.13 too)
+# Reproduce: python tools/jitamp_fuzz --seed 2159 --index 3287
 # No autocast anywhere. The @torch.jit.script callee h1 writes cat's result
 # into v2 (out=v2), which it also reads, and nothing reads v2 afterwards:
 # TorchScript's dead code elimination deletes that write from h1's own plan,
@@ -62,5 +62,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112807, index 68678 (torch 2.13), shrunk
-# Reproduce: python -m jitamp.fuzz --seed 112807 --index 68678
+# jitamp_fuzz program: seed 112807, index 68678 (torch 2.13), shrunk
+# Reproduce: python tools/jitamp_fuzz --seed 112807 --index 68678
 # On the profiling executor, with grad, eager calls a `@torch.jit.script`
 # helper (TorchScript's, in eager too) whose plan, at its second call, runs
 # the symbolic formula of abs: `self.sign()` of a complex tensor raises in
@@ -59,5 +59,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112602, index 50 (torch 2.13): a fork makes another backward error (an in-place check) come before eager's (huber loss backward's dtype check); direct calls give eager's
-# Reproduce: python -m jitamp.fuzz --seed 112602 --index 50
+# jitamp_fuzz program: seed 112602, index 50 (torch 2.13): a fork makes another backward error (an in-place check) come before eager's (huber loss backward's dtype check); direct calls give eager's
+# Reproduce: python tools/jitamp_fuzz --seed 112602 --index 50
 from typing import List, Optional, Tuple
 
 import torch
@@ -50,5 +50,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

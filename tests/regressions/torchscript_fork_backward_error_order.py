@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 7, index 147
-# Reproduce: python -m jitamp.fuzz --seed 7 --index 147
+# jitamp_fuzz program: seed 7, index 147
+# Reproduce: python tools/jitamp_fuzz --seed 7 --index 147
 # Fuzz finding 8 (TorchScript's): backward meets two failing nodes. Eager fails at
 # the NotImplemented node of `softmax(..., out=v7)`; jitamp, as plain
 # TorchScript, at gelu's check of v7's version, which runs first because the
@@ -58,5 +58,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112902, index 22763 (torch 2.13): a fork makes the gradients' cat in gru_cell's unsafe_chunk backward (autocast's promote of a float16 and a bfloat16 gradient: "Unexpected floating ScalarType") come before eager's in-place check; direct calls give eager's error (another node's name)
-# Reproduce: python -m jitamp.fuzz --seed 112902 --index 22763
+# jitamp_fuzz program: seed 112902, index 22763 (torch 2.13): a fork makes the gradients' cat in gru_cell's unsafe_chunk backward (autocast's promote of a float16 and a bfloat16 gradient: "Unexpected floating ScalarType") come before eager's in-place check; direct calls give eager's error (another node's name)
+# Reproduce: python tools/jitamp_fuzz --seed 112902 --index 22763
 from typing import Dict, List, Optional, Tuple
 
 import torch
@@ -59,5 +59,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

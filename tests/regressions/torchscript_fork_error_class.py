@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 11, index 2009
-# Reproduce: python -m jitamp.fuzz --seed 11 --index 2009
+# jitamp_fuzz program: seed 11, index 2009
+# Reproduce: python tools/jitamp_fuzz --seed 11 --index 2009
 # Fuzz finding 4 (TorchScript's): eager raises NotImplementedError; an op's error
 # in a forked task comes back from torch.jit.wait as a RuntimeError, plain
 # TorchScript too: known:fork-error-class.
@@ -50,5 +50,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 2603, index 52 (torch 2.13)
-# Reproduce: python -m jitamp.fuzz --seed 2603 --index 52
+# jitamp_fuzz program: seed 2603, index 52 (torch 2.13)
+# Reproduce: python tools/jitamp_fuzz --seed 2603 --index 52
 # Backward meets in-place writes to values it saved: eager fails at the
 # float16 `v8` that mul_ wrote ("output 0 of Mul"); with the fork, the
 # task's autograd nodes are numbered on its thread and backward checks the
@@ -63,5 +63,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

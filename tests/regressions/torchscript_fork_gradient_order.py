@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 1, index 952
-# Reproduce: python -m jitamp.fuzz --seed 1 --index 952
+# jitamp_fuzz program: seed 1, index 952
+# Reproduce: python tools/jitamp_fuzz --seed 1 --index 952
 # Fuzz finding 1 (gradients; TorchScript's): a forked task's autograd nodes are
 # numbered on its thread, so backward sums the gradients that cross the task
 # in another order than eager's inline fork. Plain TorchScript gives the same
@@ -48,5 +48,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 291115, index 998 (torch 2.13), shrunk
-# Reproduce: python -m jitamp.fuzz --seed 291115 --index 998
+# jitamp_fuzz program: seed 291115, index 998 (torch 2.13), shrunk
+# Reproduce: python tools/jitamp_fuzz --seed 291115 --index 998
 # (TorchScript's front end) Eager raises at h1's `if` condition (`gt` of a
 # complex sum); the `if` does nothing, so scripting h1 leaves a graph that
 # returns `a` and nothing else, and the scripted program returns where
@@ -63,5 +63,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

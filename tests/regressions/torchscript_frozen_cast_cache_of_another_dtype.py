@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 1327, index 139 (torch 2.13)
-# Reproduce: python -m jitamp.fuzz --seed 1327 --index 139
+# jitamp_fuzz program: seed 1327, index 139 (torch 2.13)
+# Reproduce: python tools/jitamp_fuzz --seed 1327 --index 139
 # (torch.jit.freeze's: weights become constants) A known deviation of frozen models.
 # A module with scopes of two lower-precision dtypes, frozen. Eager's module
 # gets, under one scope, its cast cache's cast of a weight made under the
@@ -52,5 +52,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112901, index 20237 (torch 2.13), shrunk
-# Reproduce: python -m jitamp.fuzz --seed 112901 --index 20237
+# jitamp_fuzz program: seed 112901, index 20237 (torch 2.13), shrunk
+# Reproduce: python tools/jitamp_fuzz --seed 112901 --index 20237
 # Eager's cast cache hands addmm, in the caller's bfloat16 region, the
 # float16 cast of the weight a float16 scope made ("self and mat2 must have
 # the same dtype"); the frozen model's weight is a constant, which the cache
@@ -71,5 +71,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

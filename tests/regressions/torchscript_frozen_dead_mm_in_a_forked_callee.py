@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 2701, index 215 (torch 2.13)
-# Reproduce: python -m jitamp.fuzz --seed 2701 --index 215
+# jitamp_fuzz program: seed 2701, index 215 (torch 2.13)
+# Reproduce: python tools/jitamp_fuzz --seed 2701 --index 215
 # Frozen comparison. Eager raises in the scripted helper h1, called forked
 # and directly: a dead mm in a loop (`v6 = v2 @ a`) meets a long tensor and
 # a float16 cast. torch.jit.freeze inlines h1 and drops the dead mm (plain
@@ -147,5 +147,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

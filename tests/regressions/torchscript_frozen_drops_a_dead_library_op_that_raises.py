@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 242, index 6608 (found on torch 2.4.1; every torch),
-# as found. Reproduce: python -m jitamp.fuzz --seed 242 --index 6608
+# jitamp_fuzz program: seed 242, index 6608 (found on torch 2.4.1; every torch),
+# as found. Reproduce: python tools/jitamp_fuzz --seed 242 --index 6608
 # Fuzz finding 15 (TorchScript's).
 # The op that raises (torch.layer_norm of mixed dtypes under a float16
 # autocast) is in torch.nn.functional, inlined, and alive in the scripted
@@ -60,5 +60,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

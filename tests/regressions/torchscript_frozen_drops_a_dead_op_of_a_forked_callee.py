@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112902, index 19130 (torch 2.13; shrunk by hand)
-# Reproduce: python -m jitamp.fuzz --seed 112902 --index 19130
+# jitamp_fuzz program: seed 112902, index 19130 (torch 2.13; shrunk by hand)
+# Reproduce: python tools/jitamp_fuzz --seed 112902 --index 19130
 # Frozen comparison. Eager raises in the scripted helper h1, called only
 # forked, inside a scope with autocast off: mm of a float16 value (the
 # caller region's mm) and a float32 one. Nothing reads the mm's result but
@@ -57,5 +57,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 1140, index 4137 (torch 2.13)
-# Reproduce: python -m jitamp.fuzz --seed 1140 --index 4137
+# jitamp_fuzz program: seed 1140, index 4137 (torch 2.13)
+# Reproduce: python tools/jitamp_fuzz --seed 1140 --index 4137
 # Fuzz finding 17 (TorchScript's).
 # Eager raises in h8's layer_norm (mixed dtypes), whose result only a dead
 # if reads; the frozen model has dropped it, as TorchScript's freeze does
@@ -71,5 +71,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

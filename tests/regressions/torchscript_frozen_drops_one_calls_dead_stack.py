@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112807, index 41946 (torch 2.13), shrunk
-# Reproduce: python -m jitamp.fuzz --seed 112807 --index 41946
+# jitamp_fuzz program: seed 112807, index 41946 (torch 2.13), shrunk
+# Reproduce: python tools/jitamp_fuzz --seed 112807 --index 41946
 # A scripted helper called twice: first in a float16 scope with the weight,
 # whose stack of the weight's rows and a bfloat16 input's raises in eager
 # ("Unexpected floating ScalarType in at::autocast::prioritize"). Frozen, the
@@ -75,5 +75,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

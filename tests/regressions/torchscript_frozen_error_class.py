@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 217, index 2683 (found on torch 2.15.0; every torch)
-# Reproduce: python -m jitamp.fuzz --seed 217 --index 2683
+# jitamp_fuzz program: seed 217, index 2683 (found on torch 2.15.0; every torch)
+# Reproduce: python tools/jitamp_fuzz --seed 217 --index 2683
 # Fuzz finding 16 (TorchScript's).
 # Frozen (under no_grad) cat's out= dtype check raises c10's TypeError,
 # which TorchScript's interpreter re-raises as RuntimeError, as it does
@@ -51,5 +51,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

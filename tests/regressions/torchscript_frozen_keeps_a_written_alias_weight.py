@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112903, indices 36893 and 43125 (torch 2.13), shrunk by hand
-# Reproduce: python -m jitamp.fuzz --seed 112903 --index 36893
+# jitamp_fuzz program: seed 112903, indices 36893 and 43125 (torch 2.13), shrunk by hand
+# Reproduce: python tools/jitamp_fuzz --seed 112903 --index 36893
 # (torch.jit.freeze's: a weight that may be written stays an attribute) A
 # known deviation of frozen models. Freezing folds a parameter into a
 # constant only where its alias analysis finds nothing may write it: here
@@ -59,5 +59,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112807, index 66799 (torch 2.13), shrunk
-# Reproduce: python -m jitamp.fuzz --seed 112807 --index 66799
+# jitamp_fuzz program: seed 112807, index 66799 (torch 2.13), shrunk
+# Reproduce: python tools/jitamp_fuzz --seed 112807 --index 66799
 # Frozen, a float16 batch (a float16 scope's matmul of the weight, expanded)
 # times the float32 weight under a float32 scope (which eager turns off):
 # eager's matmul folds the batch into an mm, "expected m1 and m2 to have the
@@ -74,5 +74,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

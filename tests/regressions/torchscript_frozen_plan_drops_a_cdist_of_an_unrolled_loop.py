@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 271127, index 34015
-# Reproduce: python -m jitamp.fuzz --seed 271127 --index 34015
+# jitamp_fuzz program: seed 271127, index 34015
+# Reproduce: python tools/jitamp_fuzz --seed 271127 --index 34015
 # Simple executor, frozen, no gradients, under a bfloat16 region. The
 # @torch.jit.script helper h1, called from eager's forward, raises cdist's
 # dtype error (float32 and bfloat16: its float32 scope turns autocast off)
@@ -73,5 +73,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

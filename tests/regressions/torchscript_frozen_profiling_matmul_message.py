@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112804, index 2288 (torch 2.13), shrunk by hand
-# Reproduce: python -m jitamp.fuzz --seed 112804 --index 2288
+# jitamp_fuzz program: seed 112804, index 2288 (torch 2.13), shrunk by hand
+# Reproduce: python tools/jitamp_fuzz --seed 112804 --index 2288
 # Frozen on the profiling executor, a float16 input's matmul with a float32
 # weight outside every scope (no region) raises "expected scalar type Half
 # but found Float" where eager raises "expected m1 and m2 to have the same
@@ -58,5 +58,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 271128, index 32224
-# Reproduce: python -m jitamp.fuzz --seed 271128 --index 32224
+# jitamp_fuzz program: seed 271128, index 32224
+# Reproduce: python tools/jitamp_fuzz --seed 271128 --index 32224
 # Simple executor, frozen, saved and loaded, no gradients. Eager raises
 # baddbmm's dtype error (a float32 weight and the float16 result of the
 # scope's linear); the frozen model raises it too, but the frozen model
@@ -75,5 +75,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 12, index 1028
-# Reproduce: python -m jitamp.fuzz --seed 12 --index 1028
+# jitamp_fuzz program: seed 12, index 1028
+# Reproduce: python tools/jitamp_fuzz --seed 12 --index 1028
 # (TorchScript's) torch.linalg's LinAlgError, which TorchScript re-raises as
 # RuntimeError, plain TorchScript too: known:torchscript-error-class.
 from typing import List, Optional, Tuple
@@ -61,5 +61,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 2419, index 6649 (torch 2.4.1)
-# Reproduce: python -m jitamp.fuzz --seed 2419 --index 6649
+# jitamp_fuzz program: seed 2419, index 6649 (torch 2.4.1)
+# Reproduce: python tools/jitamp_fuzz --seed 2419 --index 6649
 # Profiling executor, with gradients, float64 tensors (which autocast never
 # casts) inside an eager float16 autocast region. From the second call the
 # optimized plan raises autograd's out= error at softmax(out=) in forward;
@@ -47,5 +47,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112807, index 89424
-# Reproduce: python -m jitamp.fuzz --seed 112807 --index 89424
+# jitamp_fuzz program: seed 112807, index 89424
+# Reproduce: python tools/jitamp_fuzz --seed 112807 --index 89424
 # Eager raises a complex comparison's NotImplementedError; the scripted
 # program raises a later RuntimeError, as the program's scope-free twin on
 # plain TorchScript does, while eager with its scopes doing nothing raises
@@ -98,5 +98,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112807, index 61471
-# Reproduce: python -m jitamp.fuzz --seed 112807 --index 61471
+# jitamp_fuzz program: seed 112807, index 61471
+# Reproduce: python tools/jitamp_fuzz --seed 112807 --index 61471
 # Eager raises '"gt_cpu" not implemented for 'ComplexFloat'' at
 # `if bool(x0.sum() > 0): o12 = Pair(x2, x0)` (a complex input; the object
 # is never read); the scripted program goes on and raises a later error
@@ -140,5 +140,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112903, index 81968 (torch 2.13): two threads call the model, the first under torch.inference_mode (OUTER), whose first call made the plan: constant propagation folded `torch.tensor([0, 1, 2, 3])` into an inference tensor, which the second thread (grad on, bfloat16 region) cannot save for multi_margin_loss's backward; eager makes it at each call: known:inference-mode-plan (plain TorchScript too, tests/test_fuzz_regressions.py)
-# Reproduce: python -m jitamp.fuzz --seed 112903 --index 81968
+# jitamp_fuzz program: seed 112903, index 81968 (torch 2.13): two threads call the model, the first under torch.inference_mode (OUTER), whose first call made the plan: constant propagation folded `torch.tensor([0, 1, 2, 3])` into an inference tensor, which the second thread (grad on, bfloat16 region) cannot save for multi_margin_loss's backward; eager makes it at each call: known:inference-mode-plan (plain TorchScript too, tests/test_fuzz_regressions.py)
+# Reproduce: python tools/jitamp_fuzz --seed 112903 --index 81968
 from typing import Dict, List, Optional, Tuple
 
 import torch
@@ -89,5 +89,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112903, index 49203 (torch 2.13): two threads call the model, the first under torch.inference_mode (OUTER); the profiling plan, optimized during the second thread's call (grad on, float16 region), holds differentiable graphs, whose op saves its inputs for backward whatever the grad mode, so the first thread's call raises at an inference tensor input (empty TorchScript traceback) where eager raises a dtype error at self.lin; a race (about 1 run in 4): known:inference-mode-plan (plain TorchScript too, tests/test_fuzz_regressions.py)
-# Reproduce: python -m jitamp.fuzz --seed 112903 --index 49203
+# jitamp_fuzz program: seed 112903, index 49203 (torch 2.13): two threads call the model, the first under torch.inference_mode (OUTER); the profiling plan, optimized during the second thread's call (grad on, float16 region), holds differentiable graphs, whose op saves its inputs for backward whatever the grad mode, so the first thread's call raises at an inference tensor input (empty TorchScript traceback) where eager raises a dtype error at self.lin; a race (about 1 run in 4): known:inference-mode-plan (plain TorchScript too, tests/test_fuzz_regressions.py)
+# Reproduce: python tools/jitamp_fuzz --seed 112903 --index 49203
 from typing import Dict, List, Optional, Tuple
 
 import torch

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112805, index 4770 (torch 2.13), shrunk by hand
-# Reproduce: python -m jitamp.fuzz --seed 112805 --index 4770
+# jitamp_fuzz program: seed 112805, index 4770 (torch 2.13), shrunk by hand
+# Reproduce: python tools/jitamp_fuzz --seed 112805 --index 4770
 # With grad, on the profiling executor, the gradient of a complex input
 # differs from eager's from the plan's second call (mismatch:grad):
 # TorchScript's symbolic derivative formulas conjugate nothing (mul, mm,
@@ -47,5 +47,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112902, index 83444 (torch 2.13), shrunk
-# Reproduce: python -m jitamp.fuzz --seed 112902 --index 83444
+# jitamp_fuzz program: seed 112902, index 83444 (torch 2.13), shrunk
+# Reproduce: python tools/jitamp_fuzz --seed 112902 --index 83444
 # On the profiling executor, with grad: a float16 input plus a complex one.
 # From the plan's third call, add's symbolic formula hands the float16
 # operand the complex gradient, which autograd's check refuses ("Expected
@@ -61,5 +61,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

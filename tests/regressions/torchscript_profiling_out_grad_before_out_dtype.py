@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 2604, index 1505 (torch 2.13; 2.4.1, 2.11 and 2.15 too)
-# Reproduce: python -m jitamp.fuzz --seed 2604 --index 1505
+# jitamp_fuzz program: seed 2604, index 1505 (torch 2.13; 2.4.1, 2.11 and 2.15 too)
+# Reproduce: python tools/jitamp_fuzz --seed 2604 --index 1505
 # Profiling executor, gradients. h1's `softmax(b, 1, out=v3)` writes a
 # float32 softmax into v3, bfloat16 (bmm under the region): eager's op
 # raises its out dtype check. After calls that profile (call 2 takes the
@@ -57,5 +57,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 77112026, index 8814
-# Reproduce: python -m jitamp.fuzz --seed 77112026 --index 8814
+# jitamp_fuzz program: seed 77112026, index 8814
+# Reproduce: python tools/jitamp_fuzz --seed 77112026 --index 8814
 # Profiling executor, with gradients: once the plan is optimized, the out=
 # softmax into bmm's result raises autograd's "functions with out=...
 # arguments don't support automatic differentiation" where eager's kernel
@@ -61,5 +61,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

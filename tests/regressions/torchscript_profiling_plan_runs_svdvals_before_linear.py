@@ -1,4 +1,4 @@
-# jitamp fuzz program: seed 112603, index 6771 (torch 2.13, an older generator), shrunk
+# jitamp_fuzz program: seed 112603, index 6771 (torch 2.13, an older generator), shrunk
 # On the profiling executor, with grad, two float16 errors in one loop: a
 # linear of a float16 value and a float32 weight (in a scope that the flag
 # turns off) and svdvals of it (no float16 kernel). Eager raises linear's; the
@@ -62,5 +62,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

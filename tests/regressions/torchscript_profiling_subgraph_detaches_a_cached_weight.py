@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112901, index 70468 (torch 2.13), shrunk
-# Reproduce: python -m jitamp.fuzz --seed 112901 --index 70468
+# jitamp_fuzz program: seed 112901, index 70468 (torch 2.13), shrunk
+# Reproduce: python tools/jitamp_fuzz --seed 112901 --index 70468
 # jitamp.add_autocast(float16) on the profiling executor. Under a bfloat16
 # scope an rnn cell's inner linear puts the weight's bfloat16 cast in eager's
 # cache; the matmul of the weight after it, in the float16 region, meets that
@@ -61,5 +61,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112602, index 95 (torch 2.13): `raise AssertionError(...)`
-# Reproduce: python -m jitamp.fuzz --seed 112602 --index 95
+# jitamp_fuzz program: seed 112602, index 95 (torch 2.13): `raise AssertionError(...)`
+# Reproduce: python tools/jitamp_fuzz --seed 112602 --index 95
 from typing import List, Optional, Tuple
 
 import torch
@@ -38,5 +38,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 281209, index 28557 (torch 2.13): compared again after torch.jit.save and load, on the profiling executor with gradients; at call 2 eager's cast cache hands matmul the float16 cast of a leaf input made under float16, beside a bfloat16 cast (addmv: input tensors must have the same dtype), while the loaded program's differentiable subgraph, whose inputs are detached, casts it afresh and raises mm's out= error further on; the same program on the simple executor gives eager's: known:profiling-detached-cache (runner, the saved branch through _profiling_plans_own)
-# Reproduce: python -m jitamp.fuzz --seed 281209 --index 28557
+# jitamp_fuzz program: seed 281209, index 28557 (torch 2.13): compared again after torch.jit.save and load, on the profiling executor with gradients; at call 2 eager's cast cache hands matmul the float16 cast of a leaf input made under float16, beside a bfloat16 cast (addmv: input tensors must have the same dtype), while the loaded program's differentiable subgraph, whose inputs are detached, casts it afresh and raises mm's out= error further on; the same program on the simple executor gives eager's: known:profiling-detached-cache (runner, the saved branch through _profiling_plans_own)
+# Reproduce: python tools/jitamp_fuzz --seed 281209 --index 28557
 from typing import Dict, List, Optional, Tuple
 
 import torch

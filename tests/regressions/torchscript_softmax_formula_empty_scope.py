@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 2152, index 1402 (torch 2.15; 2.13 too)
-# Reproduce: python -m jitamp.fuzz --seed 2152 --index 1402
+# jitamp_fuzz program: seed 2152, index 1402 (torch 2.15; 2.13 too)
+# Reproduce: python tools/jitamp_fuzz --seed 2152 --index 1402
 # Profiling executor, with gradients, a bfloat16 input. From the second call
 # the plan's symbolic formula of softmax with dtype=float32 raises "expected
 # scalar type Float but found BFloat16" in backward; plain TorchScript, with
@@ -48,5 +48,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 77112026, index 2718
-# Reproduce: python -m jitamp.fuzz --seed 77112026 --index 2718
+# jitamp_fuzz program: seed 77112026, index 2718
+# Reproduce: python tools/jitamp_fuzz --seed 77112026 --index 2718
 # Profiling executor, with gradients, a float16 input inside an eager
 # bfloat16 region that casts the addmm (so plain TorchScript, which runs the
 # region's ops uncast, is no reference for values): from the second call the
@@ -47,5 +47,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 271127, index 21686
-# Reproduce: python -m jitamp.fuzz --seed 271127 --index 21686 (shrunk by hand)
+# jitamp_fuzz program: seed 271127, index 21686
+# Reproduce: python tools/jitamp_fuzz --seed 271127 --index 21686 (shrunk by hand)
 # Profiling executor, with grad, under a bfloat16 region: in a bfloat16 scope,
 # softmax of a float16 input (no CPU policy: float16 stays), then softmax of
 # that with dtype=float32. The plan differentiates softmax.int as one op; its
@@ -53,5 +53,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

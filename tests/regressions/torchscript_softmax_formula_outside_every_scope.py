@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112902, index 46442 (shrunk by hand)
-# Reproduce: python -m jitamp.fuzz --seed 112902 --index 46442
+# jitamp_fuzz program: seed 112902, index 46442 (shrunk by hand)
+# Reproduce: python tools/jitamp_fuzz --seed 112902 --index 46442
 # Profiling executor, with gradients, a float16 input, no eager region. From
 # the second call the plan's symbolic formula of softmax with dtype=float32
 # raises "expected scalar type Float but found Half" in backward, where
@@ -44,5 +44,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 1327, index 4856 (torch 2.13)
-# Reproduce: python -m jitamp.fuzz --seed 1327 --index 4856
+# jitamp_fuzz program: seed 1327, index 4856 (torch 2.13)
+# Reproduce: python tools/jitamp_fuzz --seed 1327 --index 4856
 # Profiling executor, with gradients, float64 tensors, no autocast in what
 # runs (the decorated helper h1 is never called). From the second call the
 # plan's symbolic formula of softmax with dtype= raises "expected scalar type
@@ -50,5 +50,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 2419, index 1371 (torch 2.4.1)
-# Reproduce: python -m jitamp.fuzz --seed 2419 --index 1371
+# jitamp_fuzz program: seed 2419, index 1371 (torch 2.4.1)
+# Reproduce: python tools/jitamp_fuzz --seed 2419 --index 1371
 # Profiling executor, with gradients, inside an eager float16 autocast region
 # that changes nothing here (no op of the program has a CPU policy; its
 # inputs are float16 already). From the second call the optimized plan's
@@ -52,5 +52,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

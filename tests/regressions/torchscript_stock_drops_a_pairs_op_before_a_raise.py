@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112807, index 43525 (torch 2.13), shrunk
-# Reproduce: python -m jitamp.fuzz --seed 112807 --index 43525
+# jitamp_fuzz program: seed 112807, index 43525 (torch 2.13), shrunk
+# Reproduce: python tools/jitamp_fuzz --seed 112807 --index 43525
 # Eager raises at `torch.polar` of a float16 and a float32 tensor (the
 # second read from an object of a TorchScript class, `Pair`, made of an
 # input). The standalone model saved and loaded (the stock executor) raises
@@ -86,5 +86,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 112805, index 3115 (torch 2.13), shrunk by hand
-# Reproduce: python -m jitamp.fuzz --seed 112805 --index 3115
+# jitamp_fuzz program: seed 112805, index 3115 (torch 2.13), shrunk by hand
+# Reproduce: python tools/jitamp_fuzz --seed 112805 --index 3115
 # The standalone frozen model (jitamp.freeze(standalone=True): the static
 # float16 scope's casts folded, its scope ops gone), saved and loaded for
 # TorchScript's stock executor: the raise's condition reads only a weight,
@@ -59,5 +59,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 281207, index 21856 (torch 2.13): two threads call the function, one inside a bfloat16 region (OUTER), the other without autocast, after the comparison's calls in OUTER with gradients; the second's profiling plan runs rnn_relu_cell before the matmul eager raises at (expected m1 and m2 to have the same dtype) and raises mm's error from it; the same program on the simple executor gives eager's, and called alone without autocast it meets no such plan: known:profiling-error-order (runner, the threads' branch of _profiling_plans_own)
-# Reproduce: python -m jitamp.fuzz --seed 281207 --index 21856
+# jitamp_fuzz program: seed 281207, index 21856 (torch 2.13): two threads call the function, one inside a bfloat16 region (OUTER), the other without autocast, after the comparison's calls in OUTER with gradients; the second's profiling plan runs rnn_relu_cell before the matmul eager raises at (expected m1 and m2 to have the same dtype) and raises mm's error from it; the same program on the simple executor gives eager's, and called alone without autocast it meets no such plan: known:profiling-error-order (runner, the threads' branch of _profiling_plans_own)
+# Reproduce: python tools/jitamp_fuzz --seed 281207 --index 21856
 from typing import Dict, List, Optional, Tuple
 
 import torch

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 271127, index 11376 (torch 2.13): two threads call the model, one inside a bfloat16 region (OUTER), the other without autocast; the second's call 2 (the profiling executor's optimized plan) raises linalg.eig's error where eager raises addmm's first: plain TorchScript's profiling plan too, which the program called alone in that thread's region shows: known:profiling-plain-torchscript (runner._alone_in_its_region)
-# Reproduce: python -m jitamp.fuzz --seed 271127 --index 11376
+# jitamp_fuzz program: seed 271127, index 11376 (torch 2.13): two threads call the model, one inside a bfloat16 region (OUTER), the other without autocast; the second's call 2 (the profiling executor's optimized plan) raises linalg.eig's error where eager raises addmm's first: plain TorchScript's profiling plan too, which the program called alone in that thread's region shows: known:profiling-plain-torchscript (runner._alone_in_its_region)
+# Reproduce: python tools/jitamp_fuzz --seed 271127 --index 11376
 from typing import Dict, List, Optional, Tuple
 
 import torch

@@ -1,5 +1,5 @@
-# jitamp fuzz program: seed 7, index 6384
-# Reproduce: python -m jitamp.fuzz --seed 7 --index 6384
+# jitamp_fuzz program: seed 7, index 6384
+# Reproduce: python tools/jitamp_fuzz --seed 7 --index 6384
 # (TorchScript's) c10's TypeError, which TorchScript re-raises as RuntimeError,
 # with an apostrophe in its message (the oracle's reprs escape it differently
 # on the two sides): known:torchscript-error-class.
@@ -41,5 +41,5 @@ def build():
 
 
 if __name__ == "__main__":
-    from jitamp.fuzz.runner import reproduce
+    from jitamp_fuzz.runner import reproduce  # PYTHONPATH=tools, from a jitamp checkout
     reproduce(__file__)

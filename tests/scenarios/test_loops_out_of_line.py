@@ -8,7 +8,7 @@ last, so the loop's second iteration reads None ("Expected Tensor but got
 None"). Plain TorchScript fails so wherever its optimizer leaves the loop
 rolled (a trip count known only at run time); jitamp's simple executor,
 which did not unroll then, met it with constant trip counts too. jitamp's
-KeepLoopsOutOfLine (csrc/jit_autocast/passes/keep_loops_out_of_line.h) gives such
+KeepLoopsOutOfLine (csrc/jit_autocast/repairs/keep_loops_out_of_line.h) gives such
 loops two more carried values, so they run as eager does in every plan;
 the simple executor's plan, which unrolls loops, trades them for
 `jitamp::keep_out_of_line()` after the loop (KeepLoopsOutOfLineInPlan).

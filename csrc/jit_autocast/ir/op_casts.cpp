@@ -1,7 +1,11 @@
 #include "ir/op_casts.h"
 
 #include "ir/jitamp_ir.h"
-#include "ops/cast_ops.h"
+
+#include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
+#include <c10/core/InferenceMode.h>
+#include <torch/csrc/autograd/function.h>
 
 #include <torch/csrc/jit/jit_log.h>
 
@@ -12,6 +16,44 @@ namespace jitamp {
 using namespace torch::jit;
 
 namespace {
+
+// See eagerCastsLastArgumentFirst (op_casts.h).
+bool probeEagerCastOrder() {
+  const bool was_enabled = at::autocast::is_autocast_enabled(c10::DeviceType::CPU);
+  const at::ScalarType was_dtype =
+      at::autocast::get_autocast_dtype(c10::DeviceType::CPU);
+  const bool cache_was_enabled = at::autocast::is_autocast_cache_enabled();
+  at::autocast::set_autocast_enabled(c10::DeviceType::CPU, true);
+  at::autocast::set_autocast_dtype(c10::DeviceType::CPU, at::kBFloat16);
+  at::autocast::set_autocast_cache_enabled(false);
+  at::Tensor out;
+  {
+    c10::InferenceMode not_inference(false);
+    at::AutoGradMode grad(true);
+    const at::Tensor a = at::ones({1, 1}, at::kFloat).set_requires_grad(true);
+    const at::Tensor b = at::ones({1, 1}, at::kFloat).set_requires_grad(true);
+    out = at::mm(a, b);
+  }
+  at::autocast::set_autocast_enabled(c10::DeviceType::CPU, was_enabled);
+  at::autocast::set_autocast_dtype(c10::DeviceType::CPU, was_dtype);
+  at::autocast::set_autocast_cache_enabled(cache_was_enabled);
+  // Where the probe saw no casts (autocast dispatch excluded around it),
+  // the answer of GCC, which builds torch's Linux wheels.
+  const auto& mm = out.grad_fn();
+  const auto cast = [&](size_t i) -> const torch::autograd::Node* {
+    if (mm == nullptr || mm->num_outputs() <= i) {
+      return nullptr;
+    }
+    const auto& fn = mm->next_edge(i).function;
+    return fn != nullptr && fn->name().rfind("ToCopyBackward", 0) == 0
+        ? fn.get()
+        : nullptr;
+  };
+  if (cast(0) == nullptr || cast(1) == nullptr) {
+    return true;
+  }
+  return cast(0)->sequence_nr() > cast(1)->sequence_nr();
+}
 
 // overrideCastOrderForTesting: -1 none, 0 first argument first, 1 last.
 int cast_order_override = -1;
@@ -66,6 +108,11 @@ std::string devicesOf(const Node* cast) {
     }
   }
   return "";
+}
+
+bool eagerCastsLastArgumentFirst() {
+  static const bool last_first = probeEagerCastOrder();
+  return last_first;
 }
 
 bool castsLastArgumentFirst() {

@@ -23,8 +23,14 @@ CastGroups castGroupsOf(const EffectivePolicy& policy);
 // The `devices` constant of a smart cast ("" if it is not a constant).
 std::string devicesOf(const torch::jit::Node* cast);
 
+// Whether eager's autocast kernels cast an op's tensor arguments last
+// first (the compiler's order). Asked once, of eager's CPU mm. The pass
+// inserts an op's casts in this order, and the promote kernels cast in it.
+// Why: docs/runtime-model.md, 'Smart casts in the IR'.
+bool eagerCastsLastArgumentFirst();
+
 // Whether an op's casts go in last argument first: eager's order
-// (eagerCastsLastArgumentFirst, cast_ops.h), unless a test overrides it.
+// (eagerCastsLastArgumentFirst), unless a test overrides it.
 bool castsLastArgumentFirst();
 
 // Tests only: insert an op's casts last argument first (true) or first

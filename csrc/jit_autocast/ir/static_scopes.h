@@ -2,7 +2,7 @@
 // lowered IR: for each device type, whether the state is known without
 // running the graph (a "static" state) and what it is. Shared by the
 // passes that insert, fold, settle, strip and expose casts, and by
-// ir/static_casts. Header-only.
+// ops/static_casts. Header-only.
 //
 // A device type's state is static where its innermost open scope gives
 // device type, enabled and (when enabled) dtype as constants

@@ -25,6 +25,8 @@
 
 #include "ops/cast_ops.h"
 
+#include "ir/op_casts.h"
+
 #include <array>
 #include <atomic>
 #include <mutex>
@@ -133,44 +135,6 @@ const EagerNoGradCasts& eagerNoGradCasts() {
     return found;
   }();
   return casts;
-}
-
-// See eagerCastsLastArgumentFirst (cast_ops.h).
-bool probeEagerCastOrder() {
-  const bool was_enabled = at::autocast::is_autocast_enabled(DeviceType::CPU);
-  const at::ScalarType was_dtype =
-      at::autocast::get_autocast_dtype(DeviceType::CPU);
-  const bool cache_was_enabled = at::autocast::is_autocast_cache_enabled();
-  at::autocast::set_autocast_enabled(DeviceType::CPU, true);
-  at::autocast::set_autocast_dtype(DeviceType::CPU, at::kBFloat16);
-  at::autocast::set_autocast_cache_enabled(false);
-  Tensor out;
-  {
-    c10::InferenceMode not_inference(false);
-    at::AutoGradMode grad(true);
-    const Tensor a = at::ones({1, 1}, at::kFloat).set_requires_grad(true);
-    const Tensor b = at::ones({1, 1}, at::kFloat).set_requires_grad(true);
-    out = at::mm(a, b);
-  }
-  at::autocast::set_autocast_enabled(DeviceType::CPU, was_enabled);
-  at::autocast::set_autocast_dtype(DeviceType::CPU, was_dtype);
-  at::autocast::set_autocast_cache_enabled(cache_was_enabled);
-  // Where the probe saw no casts (autocast dispatch excluded around it),
-  // the answer of GCC, which builds torch's Linux wheels.
-  const auto& mm = out.grad_fn();
-  const auto cast = [&](size_t i) -> const torch::autograd::Node* {
-    if (mm == nullptr || mm->num_outputs() <= i) {
-      return nullptr;
-    }
-    const auto& fn = mm->next_edge(i).function;
-    return fn != nullptr && fn->name().rfind("ToCopyBackward", 0) == 0
-        ? fn.get()
-        : nullptr;
-  };
-  if (cast(0) == nullptr || cast(1) == nullptr) {
-    return true;
-  }
-  return cast(0)->sequence_nr() > cast(1)->sequence_nr();
 }
 
 // Puts into eager's cache the cast of `self` to `dtype` that eager's would
@@ -722,11 +686,6 @@ Tensor fusibleToFp32(
     at::ScalarType,
     Region region) {
   return toFp32(self, devices, region);
-}
-
-bool eagerCastsLastArgumentFirst() {
-  static const bool last_first = probeEagerCastOrder();
-  return last_first;
 }
 
 void ForgetUncachedCasts() {

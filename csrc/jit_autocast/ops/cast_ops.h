@@ -19,12 +19,6 @@ using Region = int64_t;
 // does not name returns the tensor, whatever the state.
 bool namesDevice(c10::string_view devices, c10::DeviceType device_type);
 
-// Whether eager's autocast kernels cast an op's tensor arguments last
-// first (the compiler's order). Asked once, of eager's CPU mm. The pass
-// inserts an op's casts in this order, and the promote kernels cast in it.
-// Why: docs/runtime-model.md, 'Smart casts in the IR'.
-bool eagerCastsLastArgumentFirst();
-
 // Whether `tensor` brings eager's autocast dispatch key for `device_type`
 // into an op's key set (MKLDNN tensors do not). A smart cast leaves a
 // tensor without it to the op's own autocast kernel, which sees all the

@@ -3,6 +3,7 @@
 
 #include "ir/jitamp_ir.h"
 #include "ir/policy_table.h"
+#include "ir/op_casts.h"
 #include "ops/cast_ops.h"
 
 #include <ATen/autocast_mode.h>

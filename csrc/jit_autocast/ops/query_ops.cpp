@@ -30,7 +30,7 @@ using torch::jit::Operation;
 using torch::jit::Operator;
 using torch::jit::Stack;
 
-c10::DeviceType deviceTypeOf(const c10::IValue& device_type) {
+c10::DeviceType deviceTypeArgument(const c10::IValue& device_type) {
   return c10::Device(device_type.toStringRef()).type();
 }
 
@@ -78,7 +78,7 @@ size_t registerQueriesThisTorchLacks() {
       {"aten::is_autocast_enabled.device_type(str device_type) -> bool",
        "aten::is_autocast_enabled", "device_type",
        [](Stack& stack) {
-         const auto device = deviceTypeOf(torch::jit::pop(stack));
+         const auto device = deviceTypeArgument(torch::jit::pop(stack));
          torch::jit::push(stack, at::autocast::is_autocast_enabled(device));
        }},
       {"aten::is_autocast_cache_enabled() -> bool",
@@ -89,7 +89,7 @@ size_t registerQueriesThisTorchLacks() {
       {"aten::_is_autocast_available(str device_type) -> bool",
        "aten::_is_autocast_available", "",
        [](Stack& stack) {
-         const auto device = deviceTypeOf(torch::jit::pop(stack));
+         const auto device = deviceTypeArgument(torch::jit::pop(stack));
          torch::jit::push(stack, at::autocast::is_autocast_available(device));
        }},
       {"aten::get_autocast_cpu_dtype() -> ScalarType",

@@ -3,7 +3,7 @@
 #include "ir/block_walk.h"
 #include "ir/jitamp_ir.h"
 #include "ir/policy_table.h"
-#include "ir/static_casts.h"
+#include "ops/static_casts.h"
 #include "ir/static_scopes.h"
 #include "ops/cast_ops.h"
 #include "passes/settle_fold_barriers.h"

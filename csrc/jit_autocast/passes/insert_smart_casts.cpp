@@ -4,7 +4,7 @@
 #include "ir/jitamp_ir.h"
 #include "ir/op_casts.h"
 #include "ir/policy_table.h"
-#include "ir/static_casts.h"
+#include "ops/static_casts.h"
 #include "ir/static_scopes.h"
 #include "ops/cast_ops.h"
 

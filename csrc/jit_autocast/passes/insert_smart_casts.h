@@ -17,10 +17,12 @@ namespace jitamp {
 // (cast_ops.cpp), each deciding at run time from its input and the
 // thread's autocast state. Each cast takes the token of its region: the
 // innermost open scope's (LowerAutocastScopes runs first), or
-// jitamp::autocast_caller_region() outside any scope. Idempotent. A graph
-// rewritten under another torch (a saved model, loaded here) gets this
-// torch's casts, in this torch's order (op_casts.h). Returns whether it
-// changed the graph. Does not enter fork subgraphs (see RewriteAutocast):
+// jitamp::autocast_caller_region() outside any scope (open_scopes.h).
+// Idempotent. A graph rewritten under another torch (a saved model, loaded
+// here) gets this torch's casts, in this torch's order (op_casts.h:
+// dropCastsThisTorchDoesNotMake, putCastsInThisTorchsOrder). Returns
+// whether it changed the graph. Does not enter fork subgraphs (see
+// RewriteAutocast):
 // given `tasks`, it appends them there, in program order.
 bool InsertSmartCasts(
     const std::shared_ptr<torch::jit::Graph>& graph,

@@ -11,7 +11,9 @@ struct Graph;
 
 namespace jitamp {
 
-// Runs PeepholeOptimize on `graph` with every aten::t of an aten::t kept.
+// Runs PeepholeOptimize on `graph` with every aten::t of an aten::t kept:
+// the peephole pass runs with an aten::alias between the two (which it
+// does not fold), removed right after it.
 // Returns whether it changed the graph.
 bool PeepholeKeepingTransposes(const std::shared_ptr<torch::jit::Graph>& graph);
 

@@ -11,7 +11,8 @@ struct Graph;
 namespace jitamp {
 
 // Keeps the casts of an op outside any loop that reads a value that may be
-// a weight, and list casts; an op's casts go or stay together. Does not
+// a weight (a graph input or a prim::GetAttr result), and list casts; an
+// op's casts go or stay together. Does not
 // enter fork subgraphs. Idempotent. Returns whether it changed the graph.
 bool RemoveKernelCasts(const std::shared_ptr<torch::jit::Graph>& graph);
 

@@ -22,15 +22,18 @@ bool UseScopeOpsOfPlans(const std::shared_ptr<torch::jit::Graph>& plan);
 // The simple executor's plan, last: no pass runs after it, so the caller's
 // region token has done its work (keeping the casts of different regions
 // apart through the passes), and each jitamp::autocast_caller_region_in_plan
-// becomes the 0 it returns, or goes where nothing reads it: an op dispatch
-// fewer per call of a function with code outside its scopes. Not in task
+// becomes the 0 it returns, or goes where nothing reads it (the casts that
+// read it went into direct calls): an op dispatch fewer per call of a
+// function with code outside its scopes. Not in task
 // subgraphs (a task's own executor compiles them). Returns whether it
 // changed the graph.
 bool CallerRegionsAsConstants(const std::shared_ptr<torch::jit::Graph>& plan);
 
-// The reverse, the first step of the rewrite: a graph that inlined a plan's
-// ops (torch.jit.freeze inlines the profiling executor's plans) holds only
-// the ops as saved. Returns whether it changed the graph.
+// The reverse, early in the rewrite (after RepairValueScopes): a graph that
+// inlined a plan's ops (torch.jit.freeze inlines the profiling executor's
+// plans) holds only the ops as saved, so a saved graph never holds the
+// plans' kinds. Recurses into blocks and task subgraphs. Returns whether it
+// changed the graph.
 bool UseScopeOpsAsSaved(const std::shared_ptr<torch::jit::Graph>& graph);
 
 } // namespace jitamp

@@ -8,17 +8,17 @@
 #include "passes/call_autocast_ops_directly.h"
 #include "passes/carry_autocast_into_tasks.h"
 #include "passes/explicit_scopes_for_export.h"
-#include "passes/expose_static_casts_to_fuser.h"
+#include "profiling/expose_static_casts_to_fuser.h"
 #include "passes/fold_static_casts.h"
 #include "passes/hoist_loop_casts.h"
-#include "passes/ignore_amp_in_fallbacks.h"
-#include "passes/insert_autodiff_boundaries.h"
+#include "profiling/ignore_amp_in_fallbacks.h"
+#include "profiling/insert_autodiff_boundaries.h"
 #include "passes/insert_smart_casts.h"
 #include "passes/keep_autocast_state_across_waits.h"
 #include "passes/keep_addmm_whole.h"
 #include "passes/keep_constants_apart.h"
-#include "passes/keep_ifs_out_of_line.h"
-#include "passes/keep_loops_out_of_line.h"
+#include "repairs/keep_ifs_out_of_line.h"
+#include "repairs/keep_loops_out_of_line.h"
 #include "passes/keep_mms_unbatched.h"
 #include "passes/lower_autocast_scopes.h"
 #include "passes/peephole_keeping_transposes.h"
@@ -26,12 +26,12 @@
 #include "passes/record_autocast_cache_flags.h"
 #include "passes/remove_casts_of_none.h"
 #include "passes/remove_kernel_casts.h"
-#include "passes/repair_value_scopes.h"
-#include "passes/restore_exits_cut_by_raises.h"
+#include "repairs/repair_value_scopes.h"
+#include "repairs/restore_exits_cut_by_raises.h"
 #include "passes/strip_static_scopes.h"
-#include "passes/suspend_autocast_around_fallbacks.h"
+#include "profiling/suspend_autocast_around_fallbacks.h"
 #include "passes/use_scope_ops_of_plans.h"
-#include "pipeline/frozen_call_stack_repair.h"
+#include "repairs/repair_frozen_call_stacks.h"
 #include "pipeline/function_rewrite.h"
 
 #include <torch/csrc/jit/api/function_impl.h>
@@ -45,6 +45,7 @@
 #include <torch/csrc/jit/passes/loop_unrolling.h>
 #include <torch/csrc/jit/passes/pass_manager.h>
 
+#include <functional>
 #include <map>
 #include <unordered_set>
 #include <utility>
@@ -80,11 +81,11 @@ using Steps = std::vector<GraphStep>;
 
 const Steps& rewriteSteps() {
   static const Steps steps = {
-      {"repair_value_scopes", "passes/repair_value_scopes.h",
+      {"repair_value_scopes", "repairs/repair_value_scopes.h",
        onGraph<RepairValueScopes>},
       {"use_scope_ops_as_saved", "passes/use_scope_ops_of_plans.h",
        onGraph<UseScopeOpsAsSaved>},
-      {"restore_exits_cut_by_raises", "passes/restore_exits_cut_by_raises.h",
+      {"restore_exits_cut_by_raises", "repairs/restore_exits_cut_by_raises.h",
        onGraph<RestoreExitsCutByRaises>},
       {"record_autocast_cache_flags", "passes/record_autocast_cache_flags.h",
        onGraph<RecordAutocastCacheFlags>},
@@ -104,7 +105,7 @@ const Steps& rewriteSteps() {
 
 const Steps& configureSteps() {
   static const Steps steps = {
-      {"keep_loops_out_of_line", "passes/keep_loops_out_of_line.h",
+      {"keep_loops_out_of_line", "repairs/keep_loops_out_of_line.h",
        onGraph<KeepLoopsOutOfLine>},
   };
   return steps;
@@ -147,9 +148,9 @@ const Steps& simplePlanSteps() {
        [](GraphRun& run) { return UnrollLoops(run.graph); }},
       // Removing casts or unrolling can line a loop up with the node that
       // reads its result.
-      {"keep_loops_out_of_line_in_plan", "passes/keep_loops_out_of_line.h",
+      {"keep_loops_out_of_line_in_plan", "repairs/keep_loops_out_of_line.h",
        onGraph<KeepLoopsOutOfLineInPlan>},
-      {"keep_ifs_out_of_line", "passes/keep_ifs_out_of_line.h",
+      {"keep_ifs_out_of_line", "repairs/keep_ifs_out_of_line.h",
        onGraph<KeepIfsOutOfLine>},
       {"use_scope_ops_of_plans", "passes/use_scope_ops_of_plans.h",
        onGraph<UseScopeOpsOfPlans>},
@@ -165,15 +166,15 @@ const Steps& simplePlanSteps() {
 
 const Steps& profilingPlanSteps() {
   static const Steps steps = {
-      {"insert_autodiff_boundaries", "passes/insert_autodiff_boundaries.h",
+      {"insert_autodiff_boundaries", "profiling/insert_autodiff_boundaries.h",
        [](GraphRun& run) {
          return InsertAutodiffBoundaries(run.graph, run.region);
        }},
       {"keep_addmm_whole", "passes/keep_addmm_whole.h",
        [](GraphRun& run) { return KeepAddmmWhole(run.graph, run.region); }},
-      {"keep_ifs_out_of_line", "passes/keep_ifs_out_of_line.h",
+      {"keep_ifs_out_of_line", "repairs/keep_ifs_out_of_line.h",
        onGraph<KeepIfsOutOfLine>},
-      {"ignore_amp_in_fallbacks", "passes/ignore_amp_in_fallbacks.h",
+      {"ignore_amp_in_fallbacks", "profiling/ignore_amp_in_fallbacks.h",
        onGraph<IgnoreAmpInFallbacks>},
       {"use_scope_ops_of_plans", "passes/use_scope_ops_of_plans.h",
        onGraph<UseScopeOpsOfPlans>},
@@ -181,10 +182,12 @@ const Steps& profilingPlanSteps() {
   return steps;
 }
 
-// jitamp.export's graph (a copy's forward, inlined): regions as
+// jitamp.export's graph (a rewritten copy's forward): inlined, regions as
 // torch.export takes them, the autocast objects' checks folded away.
 const Steps& exportSteps() {
   static const Steps steps = {
+      {"inline", "torch/csrc/jit/passes/inliner.h",
+       [](GraphRun& run) { return Inline(*run.graph), true; }},
       {"explicit_scopes_for_export", "passes/explicit_scopes_for_export.h",
        onGraph<ExplicitScopesForExport>},
       {"constant_propagation", "torch/csrc/jit/passes/constant_propagation.h",
@@ -195,29 +198,39 @@ const Steps& exportSteps() {
   return steps;
 }
 
-// Passes TorchScript's profiling executor runs on its optimized plans.
-const Steps& registeredSteps() {
+// Passes TorchScript's profiling executor runs on its optimized plans,
+// registered with RegisterPass's custom passes below.
+const Steps& registeredPreFusionSteps() {
   static const Steps steps = {
-      // A custom pre pass, before fusion, where enabled (FuserCastsEnabled).
-      {"expose_static_casts_to_fuser", "passes/expose_static_casts_to_fuser.h",
+      // Where enabled (FuserCastsEnabled).
+      {"expose_static_casts_to_fuser", "profiling/expose_static_casts_to_fuser.h",
        onGraph<ExposeStaticCastsToFuser>},
-      // A custom post pass, after fusion.
+  };
+  return steps;
+}
+
+const Steps& registeredPostFusionSteps() {
+  static const Steps steps = {
       {"suspend_autocast_around_fallbacks",
-       "passes/suspend_autocast_around_fallbacks.h",
+       "profiling/suspend_autocast_around_fallbacks.h",
        onGraph<SuspendAutocastAroundFallbacks>},
   };
   return steps;
 }
 
-const GraphPassNameType kFuserCastsPass =
+bool runSteps(const Steps& steps, GraphRun& run);
+
+const GraphPassNameType kPreFusionPasses =
     registerPrePass([](std::shared_ptr<Graph>& graph) {
       if (FuserCastsEnabled()) {
-        ExposeStaticCastsToFuser(graph);
+        GraphRun run(graph);
+        runSteps(registeredPreFusionSteps(), run);
       }
     });
-const GraphPassNameType kFallbacksPass =
+const GraphPassNameType kPostFusionPasses =
     registerPostPass([](std::shared_ptr<Graph>& graph) {
-      SuspendAutocastAroundFallbacks(graph);
+      GraphRun run(graph);
+      runSteps(registeredPostFusionSteps(), run);
     });
 
 bool runSteps(const Steps& steps, GraphRun& run) {
@@ -239,6 +252,9 @@ struct ModuleStep {
   const char* name;
   const char* header;
   void (*run)(ModuleRun&);
+  // The graph pass the step runs on each method, where it also runs alone
+  // on one method's graph (RunGraphPasses); null where it does not.
+  bool (*on_graph)(const std::shared_ptr<Graph>&) = nullptr;
 };
 
 using ModuleSteps = std::vector<ModuleStep>;
@@ -311,13 +327,14 @@ void checkNoObstacles(const Module& module) {
 // What both freeze pipelines begin with: the casts of frozen weights done.
 const ModuleSteps& foldSteps() {
   static const ModuleSteps steps = {
-      {"repair_frozen_call_stacks", "pipeline/frozen_call_stack_repair.h",
+      {"repair_frozen_call_stacks", "repairs/repair_frozen_call_stacks.h",
        [](ModuleRun& run) { RepairFrozenCallStacks(run.module); }},
       {"fold_static_casts", "passes/fold_static_casts.h",
        [](ModuleRun& run) {
          std::unordered_set<Function*> visited;
          foldModuleInto(run.module, visited, run.changed);
-       }},
+       },
+       FoldStaticCasts},
       {"keep_constants_apart", "passes/keep_constants_apart.h",
        [](ModuleRun& run) { KeepConstantsApartInModule(run.module); }},
   };
@@ -334,7 +351,8 @@ const ModuleSteps& freezeSteps() {
     // jitamp's ops: not in standalone models
     all.push_back(
         {"pool_channels_last", "passes/pool_channels_last.h",
-         [](ModuleRun& run) { PoolChannelsLastInModule(run.module); }});
+         [](ModuleRun& run) { PoolChannelsLastInModule(run.module); },
+         PoolChannelsLast});
     all.push_back(kPreoptimizeModule);
     return all;
   }();
@@ -360,7 +378,8 @@ const ModuleSteps& standaloneSteps() {
            for (const auto& entry : methodGraphs(run.module)) {
              StripStaticScopes(entry.second);
            }
-         }},
+         },
+         StripStaticScopes},
         // Stock executors run it: keep what they would split apart whole.
         {"keep_addmm_whole_in_module", "passes/keep_addmm_whole.h",
          [](ModuleRun& run) { KeepAddmmWholeInModule(run.module); }},
@@ -372,29 +391,6 @@ const ModuleSteps& standaloneSteps() {
     return all;
   }();
   return steps;
-}
-
-// The graph passes that module steps of the same names run on each method:
-// run alone, they take one method's graph.
-const Steps& methodSteps() {
-  static const Steps steps = {
-      {"fold_static_casts", "passes/fold_static_casts.h",
-       onGraph<FoldStaticCasts>},
-      {"pool_channels_last", "passes/pool_channels_last.h",
-       onGraph<PoolChannelsLast>},
-      {"strip_static_scopes", "passes/strip_static_scopes.h",
-       onGraph<StripStaticScopes>},
-  };
-  return steps;
-}
-
-bool isMethodGraphPass(const char* name) {
-  for (const GraphStep& step : methodSteps()) {
-    if (std::string(name) == step.name) {
-      return true;
-    }
-  }
-  return false;
 }
 
 void runSteps(const ModuleSteps& steps, ModuleRun& run) {
@@ -412,6 +408,17 @@ const std::vector<std::pair<const char*, const Steps*>>& graphPipelines() {
       {"simple_executor_plan", &simplePlanSteps()},
       {"profiling_executor_plan", &profilingPlanSteps()},
       {"export", &exportSteps()},
+      {"registered", &registeredPreFusionSteps()},
+      {"registered", &registeredPostFusionSteps()},
+  };
+  return all;
+}
+
+const std::vector<std::pair<const char*, const ModuleSteps*>>&
+modulePipelines() {
+  static const std::vector<std::pair<const char*, const ModuleSteps*>> all = {
+      {"freeze", &freezeSteps()},
+      {"standalone_freeze", &standaloneSteps()},
   };
   return all;
 }
@@ -475,36 +482,105 @@ std::vector<PipelineStep> PipelineSteps() {
       all.push_back({pipeline, step.name, step.header, true});
     }
   }
-  for (const auto& [pipeline, steps] :
-       {std::make_pair("freeze", &freezeSteps()),
-        std::make_pair("standalone_freeze", &standaloneSteps())}) {
+  for (const auto& [pipeline, steps] : modulePipelines()) {
     for (const ModuleStep& step : *steps) {
       all.push_back(
-          {pipeline, step.name, step.header, isMethodGraphPass(step.name)});
+          {pipeline, step.name, step.header, step.on_graph != nullptr});
     }
-  }
-  for (const GraphStep& step : registeredSteps()) {
-    all.push_back({"registered", step.name, step.header, true});
   }
   return all;
 }
 
-bool RunGraphPass(const std::string& name, const std::shared_ptr<Graph>& graph) {
-  std::vector<const Steps*> lists;
+namespace {
+
+// The graph pass `name` of any pipeline, as a step of its own.
+std::function<bool(GraphRun&)> graphStep(const std::string& name) {
   for (const auto& entry : graphPipelines()) {
-    lists.push_back(entry.second);
-  }
-  lists.push_back(&registeredSteps());
-  lists.push_back(&methodSteps());
-  for (const Steps* steps : lists) {
-    for (const GraphStep& step : *steps) {
+    for (const GraphStep& step : *entry.second) {
       if (name == step.name) {
-        GraphRun run(graph);
-        return step.run(run);
+        return step.run;
+      }
+    }
+  }
+  for (const auto& entry : modulePipelines()) {
+    for (const ModuleStep& step : *entry.second) {
+      if (name == step.name && step.on_graph != nullptr) {
+        return [pass = step.on_graph](GraphRun& run) { return pass(run.graph); };
       }
     }
   }
   TORCH_CHECK_VALUE(false, "jitamp: no graph pass named '", name, "'");
+}
+
+const ModuleStep& moduleStep(const std::string& name) {
+  for (const auto& entry : modulePipelines()) {
+    for (const ModuleStep& step : *entry.second) {
+      if (name == step.name) {
+        return step;
+      }
+    }
+  }
+  TORCH_CHECK_VALUE(false, "jitamp: no module pass named '", name, "'");
+}
+
+} // namespace
+
+bool RunGraphPasses(
+    const std::vector<std::string>& names,
+    const std::shared_ptr<Graph>& graph) {
+  std::vector<std::function<bool(GraphRun&)>> steps;
+  for (const std::string& name : names) {
+    steps.push_back(graphStep(name)); // every name checked before any runs
+  }
+  GraphRun run(graph);
+  bool changed = false;
+  for (const auto& step : steps) {
+    changed |= step(run);
+  }
+  return changed;
+}
+
+std::shared_ptr<Graph> RunGraphPipeline(
+    const std::string& name,
+    const std::shared_ptr<Graph>& graph) {
+  if (name == "rewrite") {
+    RewriteAutocast(graph);
+  } else if (name == "configure") {
+    ConfigureRewrittenGraph(graph);
+  } else if (name == "preoptimize") {
+    return PreoptimizedCopy(graph);
+  } else if (name == "simple_executor_plan") {
+    return SimpleExecutorPlan(graph);
+  } else if (name == "profiling_executor_plan") {
+    ProfilingExecutorPlan(graph);
+  } else if (name == "export") {
+    ExportGraph(graph);
+  } else if (name == "registered") {
+    GraphRun run(graph);
+    runSteps(registeredPreFusionSteps(), run);
+    runSteps(registeredPostFusionSteps(), run);
+  } else {
+    TORCH_CHECK_VALUE(
+        false,
+        "jitamp: no graph pipeline named '",
+        name,
+        "' (freeze and standalone_freeze run on a model)");
+  }
+  return graph;
+}
+
+void RunModulePasses(
+    const std::vector<std::string>& names,
+    const Module& module,
+    bool simple_executor) {
+  std::vector<const ModuleStep*> steps;
+  for (const std::string& name : names) {
+    steps.push_back(&moduleStep(name));
+  }
+  ModuleRun run{module, simple_executor};
+  for (const ModuleStep* step : steps) {
+    step->run(run);
+  }
 }
 
 } // namespace jitamp

@@ -38,8 +38,8 @@ std::shared_ptr<torch::jit::Graph> SimpleExecutorPlan(
 // profiling executor (which callers then inline).
 void ProfilingExecutorPlan(const std::shared_ptr<torch::jit::Graph>& plan);
 
-// "export": edits `graph`, the inlined forward of a frozen copy of a
-// rewritten module, in place for jitamp.export (explicit_scopes_for_export.h).
+// "export": edits `graph`, the forward of a rewritten copy of the model,
+// in place for jitamp.export: inlined, then explicit_scopes_for_export.h.
 void ExportGraph(const std::shared_ptr<torch::jit::Graph>& graph);
 
 // "freeze": after torch.jit.freeze of a rewritten module (every method of
@@ -67,11 +67,27 @@ struct PipelineStep {
 // Every step, pipelines in the order above, steps in the order they run.
 std::vector<PipelineStep> PipelineSteps();
 
-// Runs the graph pass `name` of the list alone on `graph` (tools, IR
-// tests). Returns whether it changed the graph. Throws for a name that is
-// not a graph pass of the list.
-bool RunGraphPass(
+// Runs the graph passes `names` of the list, in order, on `graph` as one
+// run (`jitamp opt --passes`, IR tests). Returns whether they changed it.
+// Throws ValueError for a name that is not a graph pass of the list.
+bool RunGraphPasses(
+    const std::vector<std::string>& names,
+    const std::shared_ptr<torch::jit::Graph>& graph);
+
+// Runs the graph pipeline `name` on `graph` as jitamp runs it (`jitamp opt
+// --pipeline`): in place, or on a copy for "preoptimize" and the plans.
+// Returns the graph it made. Throws ValueError for another name.
+std::shared_ptr<torch::jit::Graph> RunGraphPipeline(
     const std::string& name,
     const std::shared_ptr<torch::jit::Graph>& graph);
+
+// Runs the steps `names` of the module pipelines ("freeze",
+// "standalone_freeze") in order on `module`, a module torch.jit.freeze
+// made (`jitamp opt --passes` on a model). Throws ValueError for a name
+// that is not a step of them.
+void RunModulePasses(
+    const std::vector<std::string>& names,
+    const torch::jit::Module& module,
+    bool simple_executor);
 
 } // namespace jitamp

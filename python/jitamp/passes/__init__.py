@@ -2,14 +2,15 @@
 
 Every sequence of passes jitamp runs is written once, in
 csrc/jit_autocast/pipeline/pipeline.cpp; `PIPELINES` is read from there
-(`jitamp passes` prints it, docs/passes.md shows it). `run(name, graph)`
-runs any graph pass of the list alone, for IR tests and for looking at what
-one step does; `rewrite_graph` runs the whole "rewrite" pipeline. The policy
+(`jitamp passes` prints it, docs/passes.md shows it). `run(names, graph)`
+runs graph passes of the list alone, `run_pipeline(name, graph)` one graph
+pipeline and `run_on_module(names, frozen)` steps of the freeze pipelines,
+as `jitamp opt` does for IR tests and for looking at what one step does. The policy
 table that insert_smart_casts reads is in `policy`.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 import torch
 
@@ -37,10 +38,29 @@ del _step
 GRAPH_PASSES: frozenset[str] = frozenset(step.name for step in STEPS if step.on_graph)
 
 
-def run(name: str, graph: torch._C.Graph) -> bool:
-    """Run the graph pass `name` (one of GRAPH_PASSES) alone on `graph`, in
-    place. Returns whether it changed the graph."""
-    return _C.run_pass(name, graph)
+#: The graph pipelines run_pipeline() takes (the others run on a model).
+GRAPH_PIPELINES: tuple[str, ...] = tuple(
+    name for name in PIPELINES if name not in ("freeze", "standalone_freeze"))
+
+
+def run(names: str | Sequence[str], graph: torch._C.Graph) -> bool:
+    """Run the graph pass `names` (one of GRAPH_PASSES), or several in
+    order, on `graph` in place, as one run. Returns whether they changed it."""
+    return _C.run_passes([names] if isinstance(names, str) else list(names), graph)
+
+
+def run_pipeline(name: str, graph: torch._C.Graph) -> torch._C.Graph:
+    """Run the graph pipeline `name` (one of GRAPH_PIPELINES) on `graph` as
+    jitamp runs it: in place, or on a copy for "preoptimize" and the plans.
+    Returns the graph it made."""
+    return _C.run_pipeline(name, graph)
+
+
+def run_on_module(names: Sequence[str], frozen: torch.jit.ScriptModule, *,
+                  simple_executor: bool = True) -> None:
+    """Run steps of the "freeze" and "standalone_freeze" pipelines, in
+    order, on `frozen`, a module torch.jit.freeze made."""
+    _C.run_module_passes(list(names), frozen._c, simple_executor)
 
 
 def graph_nodes(graph: torch._C.Graph) -> list[torch._C.Node]:
@@ -82,7 +102,10 @@ __all__ = [
     "PIPELINES",
     "GRAPH_PASSES",
     "Step",
+    "GRAPH_PIPELINES",
     "run",
+    "run_pipeline",
+    "run_on_module",
     "rewrite_graph",
     "markdown",
     "static_scope_obstacles",
