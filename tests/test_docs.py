@@ -75,15 +75,8 @@ def test_every_pass_and_pipeline_has_its_own_graph_case():
 # or pipeline without a case fails the test above, and so does a case written
 # for a name left here.
 PASSES_STILL_WITHOUT_A_CASE = [
-    "carry_autocast_into_tasks",
     "explicit_scopes_for_export",
     "expose_static_casts_to_fuser",
-    "insert_smart_casts",
-    "keep_autocast_state_across_waits",
-    "keep_loops_out_of_line",
-    "lower_autocast_scopes",
-    "record_autocast_cache_flags",
-    "restore_exits_cut_by_raises",
     "suspend_autocast_around_fallbacks",
 ]
 PIPELINES_STILL_WITHOUT_A_CASE = ["export", "registered"]
