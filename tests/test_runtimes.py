@@ -224,7 +224,13 @@ def test_the_lstm_layer_written_out_computes_what_onednn_does(reverse):
     x, h, c = torch.randn(7, 3, 6).bfloat16(), torch.randn(3, 8).bfloat16(), torch.randn(3, 8).bfloat16()
     arguments = (x, *weights, h, c, reverse, [], 2, 8, 1, True, False, False, False)
     with torch.no_grad():
-        expected = torch.ops.aten.mkldnn_rnn_layer(*arguments)[:3]
+        try:
+            expected = torch.ops.aten.mkldnn_rnn_layer(*arguments)[:3]
+        except RuntimeError as error:
+            if "could not create a primitive descriptor" not in str(error):
+                raise
+            pytest.skip("oneDNN has no bfloat16 LSTM primitive on this CPU (seen on AVX2-only AMD EPYC), "
+                        "so there is no oneDNN result to compare with")
         got = _runtimes._lstm_layer(*arguments)[:3]
     assert_same(expected, got, exact=False, rtol=0, atol_of_max=2 ** -7)
 
