@@ -64,22 +64,8 @@ def test_every_pass_and_pipeline_has_its_own_graph_case():
             last.add(names[-1])
             named.update(names)
     ours = {step.name for step in jitamp.passes.STEPS if not step.header.startswith("torch/")}
-    assert sorted(ours - last) == sorted(PASSES_STILL_WITHOUT_A_CASE), (
-        "a pass no tests/graphs case runs last (`jitamp opt --passes=...,NAME`), or one that now has "
-        "its case is still listed in PASSES_STILL_WITHOUT_A_CASE")
-    assert sorted(set(jitamp.passes.PIPELINES) - named) == sorted(PIPELINES_STILL_WITHOUT_A_CASE), (
-        "a pipeline no case runs (`--passes=PIPELINE`), or one that now has its case is still listed")
-
-
-# The cases not written yet (issue 65): the list may only shrink. A new pass
-# or pipeline without a case fails the test above, and so does a case written
-# for a name left here.
-PASSES_STILL_WITHOUT_A_CASE = [
-    "explicit_scopes_for_export",
-    "expose_static_casts_to_fuser",
-    "suspend_autocast_around_fallbacks",
-]
-PIPELINES_STILL_WITHOUT_A_CASE = ["export", "registered"]
+    assert sorted(ours - last) == [], "passes no tests/graphs case runs last (`jitamp opt --passes=...,NAME`)"
+    assert sorted(set(jitamp.passes.PIPELINES) - named) == [], "pipelines no case runs (`--passes=PIPELINE`)"
 
 
 def test_an_unknown_pass_is_refused_by_name():

@@ -17,7 +17,7 @@ import sys
 import tempfile
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -256,6 +256,10 @@ def _parser() -> argparse.ArgumentParser:
     opt.add_argument("--passes", metavar="NAME,...", required=True,
                      help="passes and pipelines to run, in order (consecutive passes run as one run)")
     opt.add_argument("--method", metavar="NAME", help="the module method (default: forward)")
+    opt.add_argument("--fuse-on-cpu", action="store_true",
+                     help="TorchScript's fusers fuse on CPU while the passes run "
+                     "(torch._C._jit_override_can_fuse_on_cpu; off by default, as in TorchScript), "
+                     "for the passes that ask, such as expose_static_casts_to_fuser")
     _add_library_flags(opt)
     _add_common_flags(opt, profiling_help="a model's freeze steps for TorchScript's profiling executor")
     return parser
@@ -579,16 +583,29 @@ def opt(args: argparse.Namespace) -> str:
         return render(_functions(frozen, args.method, False)[0][1].graph, inline=False, source=False)
     graph = _graph_for_opt(args)
     batch: list[str] = []  # consecutive passes, run as one run
-    for name in names + [""]:
-        if name in _passes.GRAPH_PASSES:
-            batch.append(name)
-            continue
-        if batch:
-            _passes.run(batch, graph)
-            batch = []
-        if name:
-            graph = _passes.run_pipeline(name, graph)
+    with _fusing_on_cpu(args.fuse_on_cpu):
+        for name in names + [""]:
+            if name in _passes.GRAPH_PASSES:
+                batch.append(name)
+                continue
+            if batch:
+                _passes.run(batch, graph)
+                batch = []
+            if name:
+                graph = _passes.run_pipeline(name, graph)
     return render(graph, inline=False, source=False)
+
+
+@contextlib.contextmanager
+def _fusing_on_cpu(on: bool) -> Iterator[None]:
+    """TorchScript's fusers fuse on CPU for the block where `on`; the
+    previous setting after."""
+    previous = torch._C._jit_can_fuse_on_cpu()
+    torch._C._jit_override_can_fuse_on_cpu(on or previous)
+    try:
+        yield
+    finally:
+        torch._C._jit_override_can_fuse_on_cpu(previous)
 
 
 def _graph_for_opt(args: argparse.Namespace) -> torch._C.Graph:
