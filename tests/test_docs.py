@@ -103,15 +103,26 @@ _NOT_OURS = {
 _FILE_NAME = re.compile(r"(?<![\w./-])((?:\.\./)?(?:[\w.-]+/)*[\w-]+\.(?:h|cpp|py|md|sh|toml))(?![\w/])")
 
 
+def _tracked() -> list[str]:
+    return subprocess.run(["git", "ls-files"], cwd=DOCS.parent, capture_output=True, text=True,
+                          check=True).stdout.split()
+
+
+def _readers(tracked: list[str]) -> list[str]:
+    """The files whose prose names files and symbols: the docs, the README
+    and the code (its comments and docstrings)."""
+    return [path for path in tracked if path.endswith((".md", ".py", ".h", ".cpp", ".sh"))
+            and (path == "README.md" or path == "setup.py"
+                 or path.startswith(("docs/", "csrc/", "python/jitamp/", "benchmarks/", "scripts/", "cpp/",
+                                     "tools/jitamp_fuzz/")))]
+
+
 def test_every_file_the_docs_and_comments_name_exists():
     root = DOCS.parent
-    tracked = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True).stdout.split()
+    tracked = _tracked()
     names = {pathlib.PurePosixPath(path).name for path in tracked}
-    readers = [path for path in tracked if path.endswith((".md", ".py", ".h", ".cpp", ".sh"))
-               and (path == "README.md" or path == "setup.py"
-                    or path.startswith(("docs/", "csrc/", "python/jitamp/", "benchmarks/", "scripts/", "cpp/", "tools/jitamp_fuzz/")))]
     stale = []
-    for path in readers:
+    for path in _readers(tracked):
         for match in _FILE_NAME.finditer((root / path).read_text(errors="replace")):
             name = match.group(1)
             if name in _NOT_OURS or name.startswith(_PYTORCH_ROOTS):
@@ -125,6 +136,75 @@ def test_every_file_the_docs_and_comments_name_exists():
             if not found:
                 stale.append(f"{path}: {name}")
     assert not stale, "named but not found:\n" + "\n".join(stale)
+
+
+# A symbol in backticks: an identifier with `_`, `::` or `.` in it, or in
+# camelCase (`fold_static_casts`, `jitamp::autocast_enter`,
+# `_loader.freezing_rewritten`, `FoldStaticCasts`), a file name aside.
+_SYMBOL = re.compile(r"`([A-Za-z_]\w*(?:(?:::|\.)[A-Za-z_]\w*)*)(?:\(\))?`")
+_FILE_SUFFIX = re.compile(r"\.(py|h|hpp|cpp|md|txt|json|yaml|ir|pt|pt2|onnx|pte|so|toml|cfg|sh|log)$")
+
+
+def _symbols(text: str) -> list[str]:
+    return [name for name in _SYMBOL.findall(text)
+            if ("_" in name or "::" in name or "." in name or re.match(r"[A-Za-z][a-z0-9]+[A-Z]", name))
+            and not _FILE_SUFFIX.search(name)]
+
+
+def test_every_symbol_the_docs_and_comments_name_exists():
+    """Each symbol named in backticks: its last name (`freezing_rewritten` of
+    `_loader.freezing_rewritten`) is a word of our code or of the installed
+    torch's Python and headers; a `jitamp.` / `_C.` path resolves. (The lab
+    notes are dated: they name the code of their day.)"""
+    root = DOCS.parent
+    tracked = _tracked()
+    places: dict[str, list[str]] = {}
+    for path in _readers(tracked):
+        if path == "docs/lab-notes.md":
+            continue
+        for name in _symbols((root / path).read_text(errors="replace")):
+            places.setdefault(name, []).append(path)
+    code = [path for path in tracked if not path.endswith(".md")]
+    words = set(subprocess.run(["git", "grep", "-ohwE", "[A-Za-z_][A-Za-z0-9_]*", "--", *code], cwd=root,
+                               capture_output=True, text=True).stdout.split())
+    torch_root = pathlib.Path(torch.__file__).parent
+    stale = []
+    for name, paths in sorted(places.items()):
+        last = re.split(r"::|\.", name)[-1]
+        if last not in words and subprocess.run(
+                ["grep", "-rqw", "--include=*.h", "--include=*.py", "--include=*.pyi", "--include=*.yaml", last,
+                 str(torch_root)]).returncode != 0:
+            stale.append(f"{paths[0]}: {name}")
+        elif name.startswith(("jitamp.", "_C.")) and not _resolves(name):
+            stale.append(f"{paths[0]}: {name}")
+    assert not stale, "named but not found:\n" + "\n".join(stale)
+
+
+def _resolves(name: str) -> bool:
+    """Whether `jitamp.a.b` (or `_C.a`, jitamp's) names a module or attribute."""
+    import importlib
+
+    parts = name.split(".")
+    if parts[0] == "_C":
+        parts.insert(0, "jitamp")
+    for split in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for part in parts[split:]:
+            if not hasattr(found, part):
+                return False
+            found = getattr(found, part)
+        return True
+    return False
+
+
+def test_the_symbol_check_finds_names():
+    assert _symbols("`FoldStaticCasts` and `jitamp::autocast_enter`, `_loader.freezing_rewritten()`, "
+                    "not `x`, `torch` or `passes.md`; `markerCast`") == [
+        "FoldStaticCasts", "jitamp::autocast_enter", "_loader.freezing_rewritten", "markerCast"]
+    assert _resolves("_C.testing.override_cast_order") and not _resolves("_C.testing.override_cast_order_for_testing")
 
 
 def test_the_file_name_check_finds_a_stale_name():

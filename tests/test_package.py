@@ -225,14 +225,16 @@ def test_the_patch_check_finds_patches(tmp_path):
 
 
 def test_the_patches_are_installed_when_the_list_says():
-    """AT_IMPORT in place after `import jitamp`; each patch enable()
+    """AT_IMPORT and ON_FIRST_USE in place after jitamp's first use; each patch enable()
     installs in place while enabled, and torch's back after disable()."""
     import torch
 
     import jitamp
     from jitamp import _patches
 
-    for patch in _patches.AT_IMPORT:
+    jitamp.enable()
+    jitamp.disable()
+    for patch in _patches.AT_IMPORT + _patches.ON_FIRST_USE:
         if isinstance(patch, _patches.ScriptedAsBuiltin):
             assert torch.jit._builtins._find_builtin(getattr(patch.owner, patch.name)) == patch.op, patch
         else:
@@ -267,6 +269,7 @@ warnings.simplefilter("ignore")
 import torch
 if sys.argv[1] == "jitamp":
     import jitamp
+    jitamp.enable()  # (its first use, which installs that patch)
 lib = torch.library.Library("jitamp_stale_builtin", "DEF")
 lib.define("f(Tensor x) -> Tensor")
 stale = id(torch.ops.jitamp_stale_builtin.f._op)  # registered in the table by id
@@ -297,7 +300,7 @@ def test_a_refreshed_op_packet_never_makes_a_tuple_a_builtin(tmp_path):
     """Plain torch (no jitamp): the object at a refreshed packet's old op's
     address compiles as that op (the CI flake of Conv2d's
     `_reversed_padding_repeated_twice` after torch.export imported
-    torch.ao.quantization). After `import jitamp` the old op stays alive:
+    torch.ao.quantization). After jitamp's first use the old op stays alive:
     no object gets its address, and the module scripts."""
     script = tmp_path / "stale_builtin.py"  # TorchScript reads the module's source
     script.write_text(_STALE_BUILTIN)
@@ -310,6 +313,191 @@ def test_a_refreshed_op_packet_never_makes_a_tuple_a_builtin(tmp_path):
 
     assert run("plain") == ["collision", "RuntimeError: builtin cannot be used as a value:", "scripted"]
     assert run("jitamp") == ["no collision", "scripted"]
+
+
+# What jitamp may patch in torch's Python side, each attribute's object by
+# name (a submodule imported since is a new name, not a change), and the
+# settings: printed as a set of the names whose objects differ.
+_TORCH_CHANGES = """
+import builtins, sys, warnings
+warnings.simplefilter("ignore")
+import torch, torch.jit._builtins, torch.jit._recursive, torch.jit._trace, torch.jit.frontend, torch._ops
+from torch import _jit_internal
+from torch.amp.autocast_mode import autocast
+from torch.jit import _freeze
+
+OWNERS = {"torch": torch, "torch.jit": torch.jit, "_freeze": _freeze, "torch._C": torch._C,
+          "ScriptFunction": torch._C.ScriptFunction, "_jit_internal": _jit_internal, "torch._ops": torch._ops,
+          "frontend": torch.jit.frontend, "_recursive": torch.jit._recursive, "_trace": torch.jit._trace,
+          "autocast": autocast, "builtins": builtins}
+
+def state():
+    seen = {f"{owner}.{name}": id(value) for owner, obj in OWNERS.items() for name, value in vars(obj).items()}
+    seen["builtin table"] = hash(tuple(sorted(torch.jit._builtins._get_builtin_table().items())))
+    seen["emit hooks"] = hash(torch._C._jit_get_emit_hooks())
+    seen["jit autocast"] = torch._C._jit_set_autocast_mode(torch._C._jit_set_autocast_mode(True))
+    return seen
+
+if sys.argv[1] == "export":  # (torch.export's import changes torch itself: torch.manual_seed)
+    import torch.export
+    torch.export.export(torch.nn.Linear(2, 2), (torch.randn(1, 2),))
+before = state()
+import jitamp
+step = sys.argv[1]
+if step == "enable":
+    jitamp.enable()
+    jitamp.disable()
+elif step == "rewrite":
+    jitamp.rewrite(torch.jit.script(torch.nn.Linear(2, 2)))
+elif step == "load":
+    torch.jit.load(sys.argv[2])
+elif step == "export":
+    jitamp.export(torch.jit.script(torch.nn.Linear(2, 2)), (torch.randn(1, 2),))
+after = state()
+print(sorted(name for name, value in before.items() if after.get(name, value) != value))
+"""
+
+
+@pytest.mark.parametrize("step", ["import", "load", "enable", "rewrite", "export"])
+def test_import_jitamp_changes_only_freeze_in_torch_until_its_first_use(step, tmp_path):
+    """In a fresh process, `import jitamp` (and a load of a model jitamp
+    rewrote, which uses none of the rest) replaces torch.jit.freeze and
+    optimize_for_inference alone (_patches.AT_IMPORT); every other
+    attribute of the torch modules jitamp patches, the table of builtins,
+    the emit hooks and the built-in JIT autocast stay as they were until
+    jitamp's first use, which installs _patches.ON_FIRST_USE; enable() and
+    disable() leave that."""
+    import torch
+
+    from jitamp import _patches
+    from jitamp._deprecation import torchscript_deprecation_ignored
+    from oracle import script
+
+    script_path = tmp_path / "torch_changes.py"
+    script_path.write_text(_TORCH_CHANGES)
+    model = tmp_path / "model.pt"
+    with torchscript_deprecation_ignored():
+        torch.jit.save(script(torch.nn.Linear(2, 2)), str(model))
+    done = subprocess.run([sys.executable, str(script_path), step, str(model)], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    changed = eval(done.stdout.strip().splitlines()[-1])
+    owners = {torch.jit._freeze: "_freeze", torch._C.ScriptFunction: "ScriptFunction",
+              torch._jit_internal: "_jit_internal", torch._ops: "torch._ops"}
+
+    def names(patches) -> set[str]:
+        found = set()
+        for patch in patches:
+            if isinstance(patch, _patches.Replace):
+                found.add(f"{owners[patch.owner]}.{patch.name}")
+                found.update(f"torch.jit.{patch.name}" for _ in patch.also)
+            else:
+                found.add("builtin table")
+        return found
+
+    at_import = names(_patches.AT_IMPORT)
+    assert at_import == {"_freeze.freeze", "torch.jit.freeze", "_freeze.optimize_for_inference",
+                         "torch.jit.optimize_for_inference"}
+    if step in ("import", "load"):
+        assert sorted(changed) == sorted(at_import)
+    else:
+        assert sorted(changed) == sorted(at_import | names(_patches.ON_FIRST_USE))
+
+
+_FREEZE_BOUND_EARLY = """
+import warnings
+warnings.simplefilter("ignore")
+import torch
+from torch.jit import freeze  # before `import jitamp`: torch's own
+import jitamp
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return self.lin(x)
+
+
+with jitamp.enable():
+    scripted = torch.jit.script(Net().eval())
+try:
+    freeze(scripted)(torch.randn(2, 4))
+    print("ran")
+except RuntimeError as error:
+    print("RuntimeError:", " ".join(str(error).split()))
+"""
+
+
+def test_a_freeze_bound_before_import_jitamp_refuses_to_run_what_it_froze(tmp_path):
+    """`from torch.jit import freeze` before `import jitamp` gets torch's own
+    freeze, whose copy jitamp has not configured: its first call raises,
+    saying what to call instead, never runs unlike eager."""
+    script_path = tmp_path / "freeze_bound_early.py"
+    script_path.write_text(_FREEZE_BOUND_EARLY)
+    done = subprocess.run([sys.executable, str(script_path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.strip().splitlines()[-1]
+    assert out.startswith("RuntimeError:") and "jitamp has not configured" in out, out
+    assert "bound to a name before `import jitamp`" in out and "call jitamp.freeze(module) instead" in out, out
+
+
+_FREEZE_A_LOAD = """
+import sys, warnings
+warnings.simplefilter("ignore")
+import torch
+import jitamp
+
+x = torch.randn(2, 4)
+frozen = torch.jit.freeze(torch.jit.load(sys.argv[1]).eval())  # the load is jitamp's first use
+for call in range(3):
+    with torch.autocast("cpu", dtype=torch.float16):
+        print(torch.equal(frozen(x), torch.jit.load(sys.argv[1]).eval()(x)))
+"""
+
+
+def test_freezing_a_jitamp_model_as_it_loads_freezes_it_as_jitamp_does(tmp_path):
+    """`torch.jit.freeze(torch.jit.load(path))` in a fresh process: Python
+    fetches torch.jit.freeze before the load, so its wrapper is in place
+    from `import jitamp` on (_patches.AT_IMPORT), and the frozen copy gives
+    the loaded model's bits (which other tests hold to eager's) under a
+    caller's float16 autocast, call after call."""
+    import torch
+
+    from jitamp._deprecation import torchscript_deprecation_ignored
+    from oracle import script
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return self.lin(x)
+
+    model = tmp_path / "model.pt"
+    with torchscript_deprecation_ignored():
+        torch.jit.save(script(Net().eval()), str(model))
+    script_path = tmp_path / "freeze_a_load.py"
+    script_path.write_text(_FREEZE_A_LOAD)
+    done = subprocess.run([sys.executable, str(script_path), str(model)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["True"] * 3, done.stdout
+
+
+def test_every_patch_says_what_pytorch_behaviour_it_answers():
+    import threading
+
+    from jitamp import _patches
+
+    patches = [*_patches.AT_IMPORT, *_patches.ON_FIRST_USE, *_patches.while_enabled(print, print, threading.RLock())]
+    assert all(isinstance(patch.because, str) and len(patch.because) > 10 for patch in patches), [
+        patch for patch in patches if len(getattr(patch, "because", "")) <= 10]
 
 
 def test_patches_install_all_or_none():
@@ -326,8 +514,8 @@ def test_patches_install_all_or_none():
         def uninstall(self):
             raise AssertionError("never installed")
 
-    first = _patches.Replace(owner, "f", lambda original: (lambda x: original(x) + 1))
-    added = _patches.Replace(owner, "g", lambda absent: abs)
+    first = _patches.Replace(owner, "f", lambda original: (lambda x: original(x) + 1), because="a test")
+    added = _patches.Replace(owner, "g", lambda absent: abs, because="a test")
     try:
         _patches.Installed([first, added, Fails()])
     except RuntimeError:

@@ -11,14 +11,16 @@ as the project's sources state them: the repairs' headers, docs/passes.md,
 docs/facts.md, docs/lab-notes.md and the fuzz reproducers' headers in
 tests/regressions/. The suite is tested on every minor torch from 2.4.1 to
 2.15.0 (README, "Supported torch versions"), but none of those sources says
-which of them has which bug, except where named below; "2.13.0 (this
-suite)" stands where nothing else is recorded. A plain-TorchScript test
+which of them has which bug, except where named below; MEASURED names
+the versions these tests were run on. A plain-TorchScript test
 here fails on a torch that does not have its bug, which is how a version
 gets recorded as free of it; repair_frozen_call_stacks's is the exception
 (its docstring says what it shows instead).
 
-Not done (asked by the issue, not implemented in csrc/): skipping a repair
-on a torch that does not have its bug, and a test of that skip.
+No repair is skipped by torch version: every bug is in every version
+measured (MEASURED), the oldest and newest supported among them. A torch
+found without one fails its plain-TorchScript test here, which is where a
+version gate would start.
 """
 import contextlib
 import textwrap
@@ -32,24 +34,30 @@ import jitamp
 import oracle
 from oracle import check_against_eager, cpu_autocast, script, script_without_jitamp
 
+# The versions this file's plain-TorchScript tests passed on (each shows
+# its bug there): the oldest and newest supported torch and CI's, run with
+# scripts/torch_matrix.sh's venvs on 2026-12-02. Every repair's bug is in
+# all three, so no repair is skipped on any supported torch.
+MEASURED = "2.4.1, 2.13.0 and 2.15.0 (this suite)"
+
 AFFECTED_VERSIONS = {
     # tests/regressions/jitamp_add_autocast_value_used_outside_its_block.py
     # (fuzz seed 112702, index 124, found on torch 2.13)
-    "repair_value_scopes": "2.13 (fuzz seed 112702, index 124); 2.13.0 (this suite)",
+    "repair_value_scopes": "2.13 (fuzz seed 112702, index 124); " + MEASURED,
     # tests/regressions/jitamp_saved_scope_exit_cut_by_a_raise.py
     # (fuzz seed 112903, index 40640, found on torch 2.13)
-    "restore_exits_cut_by_raises": "2.13 (fuzz seed 112903, index 40640); 2.13.0 (this suite)",
+    "restore_exits_cut_by_raises": "2.13 (fuzz seed 112903, index 40640); " + MEASURED,
     # docs/facts.md, "TorchScript in torch 2.13 (verified)"; fuzz finding 6
     # (its reproducers name no version)
-    "keep_loops_out_of_line": "2.13 (docs/facts.md); 2.13.0 (this suite)",
+    "keep_loops_out_of_line": "2.13 (docs/facts.md); " + MEASURED,
     # docs/facts.md (the same fact, "and KeepIfsOutOfLine, for an if");
     # fuzz seed 1134, index 6768 names no version
-    "keep_ifs_out_of_line": "2.13 (docs/facts.md); 2.13.0 (this suite)",
+    "keep_ifs_out_of_line": "2.13 (docs/facts.md); " + MEASURED,
     # repairs/repair_frozen_call_stacks.h and docs/passes.md: "every torch
     # jitamp supports"; docs/facts.md: plain TorchScript on 2.13 printed a
     # wrong frame name
     "repair_frozen_call_stacks": "every torch jitamp supports (repairs/repair_frozen_call_stacks.h, "
-                                 "docs/passes.md); 2.13 (docs/facts.md); 2.13.0 (this suite)",
+                                 "docs/passes.md); 2.13 (docs/facts.md); " + MEASURED + " (its precondition)",
 }
 
 REPAIRS = ("repair_value_scopes", "restore_exits_cut_by_raises", "keep_loops_out_of_line",
@@ -360,8 +368,8 @@ FROZEN_PROGRAM = textwrap.dedent('''
     with oracle.torchscript_deprecation_ignored():
         model = Prog().eval()
         scripted = torch.jit.script(model).eval()
-        sub_type = scripted.sub._c._type()
-        assert sub_type.method_names() == ["forward"], sub_type.method_names()
+        methods = scripted.sub._c._method_names()  # (its type's)
+        assert methods == ["forward"], methods
         frozen = torch.jit.freeze(scripted)
         # freezing inlined Sub.forward into Prog.forward (no call left);
         # plain freezing also removed the submodule, deleting the method of

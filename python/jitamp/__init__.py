@@ -27,7 +27,7 @@ from ._runtimes import export_executorch, export_onnx
 from .api import add_autocast, disable, enable, freeze, is_enabled, load, rewrite
 from .passes import rewrite_graph
 
-_patches.install_at_import()  # what `import jitamp` changes in torch: see _patches.py
+_patches.install_at_import()  # what `import jitamp` changes in torch, and its first use: _patches.py
 
 __all__ = ["enable", "disable", "is_enabled", "load", "rewrite", "add_autocast", "freeze", "rewrite_graph",
            "library_path", "export", "export_onnx", "export_executorch", "ExportError"]

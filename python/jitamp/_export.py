@@ -26,7 +26,7 @@ from typing import Any, Iterator
 
 import torch
 
-from . import _interpreter
+from . import _interpreter, _patches
 from ._library import _C
 from .passes import graph_nodes
 
@@ -64,6 +64,7 @@ def export(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = No
     UserWarning names it and the line). Raises RuntimeError on a torch
     without torch.export's autocast regions. Details: docs/exporting.md."""
     _check_torch()
+    _patches.install_on_first_use()
     if explicit_casts and torch.is_grad_enabled():
         raise ExportError(
             "jitamp.export: explicit casts make an inference program (torch.export's ATen-level "

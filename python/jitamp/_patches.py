@@ -1,52 +1,28 @@
 """Every change jitamp makes to torch's Python namespace, installed and undone here.
 
 Each entry replaces an attribute by a wrapper of what was there (the
-wrappers are written where their work is, named below) or changes one
-setting; each has install() and uninstall(), which puts back what was there.
-No other module of jitamp assigns to torch (tests/test_package.py checks).
+wrappers are written where their work is, named by `make`) or changes one
+setting; each has install() and uninstall(), which puts back what was
+there, and `because`: the PyTorch behaviour it answers. No other module of
+jitamp assigns to torch (tests/test_package.py checks).
 
-At `import jitamp` (AT_IMPORT, by install_at_import(); never undone: a
-model rewritten earlier needs them as long as it lives):
-- torch.jit.freeze (and torch.jit._freeze.freeze): the frozen copy of a
-  module jitamp rewrote is rewritten too, and its casts of frozen weights
-  under a static autocast state done once (_loader.freezing_rewritten);
-- torch.jit.optimize_for_inference (and torch.jit._freeze's): the same, the
-  casts done after its own passes (_loader.optimizing_then_folding);
-- torch._C.ScriptFunction.save, .save_to_buffer: a function jitamp
-  rewrote is saved with its loader object (_loader.saving_with_a_loader);
-- torch._jit_internal._clear_fn_overloads: the `@overload` declarations
-  TorchScript deletes once compiled are kept, so that enable() and disable()
-  can have them compiled again (_script_caches.keeping_declarations);
-- torch.jit._builtins' table: torch.amp.is_autocast_available, a Python
-  function, compiles to the op aten::_is_autocast_available
-  (csrc/jit_autocast/ops/query_ops.cpp registers it and the other autocast
-  queries eager has and TorchScript lacks);
-- torch._ops._refresh_packet: the op object a refreshed packet held is kept
-  alive, so that TorchScript's table of builtins, keyed by id(), never
-  names a freed object's address, where a later object would compile as
-  that op (a PyTorch bug; _script_caches.keeping_replaced_ops).
-
-While jitamp is enabled (while_enabled(): enable() installs them in this
-order, disable() uninstalls them in the reverse order; at the interpreter's
-exit disable() runs too, since a Python emit hook left installed crashes
-it):
-- PyTorch's built-in JIT autocast off (torch._C._jit_set_autocast_mode);
-- TorchScript's emit hooks: jitamp's, which rewrite each function and
-  module scripted, then run the hooks other code set; and
-  torch._C._jit_set_emit_hooks / _jit_get_emit_hooks, through which other
-  code sets those (EmitHooks);
-- torch.jit.frontend.parse_def: autocast decorators as `with` blocks,
-  early exits from autocast blocks as scope ops (_decorators.parsing_scopes);
-- torch.jit.script: an `@torch.autocast`-decorated function scripts
-  (_decorators.scripting_decorated);
-- builtins._jitamp_autocast_enter / _jitamp_autocast_exit: the scope ops,
-  by the names early-exit lowering writes (_early_exits.SCOPE_OPS);
-- torch.amp.autocast_mode.autocast.__enter__ / __exit__ and torch.jit.trace
-  / trace_module (and torch.jit._trace's): autocast blocks recorded in
-  traces (_tracing.recording_enter, recording_exit, marking);
-- torch.jit._recursive.create_script_module_impl: the loader slots of
-  module objects of a type compiled before are filled
-  (_loader.filling_loader_slots).
+Three lists, each installed once and never undone (a model rewritten
+earlier needs them as long as it lives), but the last:
+- AT_IMPORT, by install_at_import() at `import jitamp`: the wrappers of
+  torch.jit.freeze and optimize_for_inference alone. They are functions a
+  user calls, and Python fetches the function before it evaluates its
+  arguments: in `torch.jit.freeze(torch.jit.load(path))` the load of a
+  jitamp model is jitamp's first use, too late for a wrapper installed then
+  (the frozen copy would raise at its first call). A module jitamp has not
+  rewritten freezes as torch freezes it.
+- ON_FIRST_USE, by install_on_first_use(), which enable(), rewrite() (so
+  load(), freeze() and add_autocast()) and export() call: what jitamp's
+  rewrite and scripting need, each read by torch when it is used, never
+  fetched ahead by a user.
+While jitamp is enabled (while_enabled(): enable() installs the second list
+in its order, disable() uninstalls it in the reverse order; at the
+interpreter's exit disable() runs too, since a Python emit hook left
+installed crashes it).
 """
 from __future__ import annotations
 
@@ -67,6 +43,8 @@ from . import _decorators, _early_exits, _loader, _script_caches, _tracing
 
 
 class Patch(Protocol):
+    because: str  # the PyTorch behaviour it answers
+
     def install(self) -> None: ...
 
     def uninstall(self) -> None: ...
@@ -86,9 +64,9 @@ class Replace:
     otherwise only where the replacement is still there (a name that was
     absent is deleted)."""
 
-    def __init__(self, owner: Any, name: str, make: Callable[[Any], Any], *, also: Iterable[Any] = (),
-                 once: bool = False, always_restore: bool = False) -> None:
-        self.owner, self.name, self.make = owner, name, make
+    def __init__(self, owner: Any, name: str, make: Callable[[Any], Any], *, because: str,
+                 also: Iterable[Any] = (), once: bool = False, always_restore: bool = False) -> None:
+        self.owner, self.name, self.make, self.because = owner, name, make, because
         self.also, self.once, self.always_restore = tuple(also), once, always_restore
         self.installed_in: list[Any] = []
 
@@ -120,8 +98,9 @@ class Replace:
 
 
 class BuiltinJitAutocastOff:
-    """PyTorch's built-in JIT autocast off, as it was again after: it would
-    cast inside the graphs jitamp rewrote."""
+    """PyTorch's built-in JIT autocast off, as it was again after."""
+
+    because = "PyTorch's built-in JIT autocast pass would cast again inside the graphs jitamp rewrote"
 
     def install(self) -> None:
         self.previous = torch._C._jit_set_autocast_mode(False)
@@ -143,6 +122,9 @@ class EmitHooks:
     torch._jit_internal._disable_emit_hooks does: save, set none, restore).
     uninstall() puts back torch's two functions and, in the slot, the hooks
     other code wants run."""
+
+    because = ("TorchScript's one slot for emit hooks is the only place that sees each function and module "
+               "as it is scripted, and a hook other code sets there displaces the one it held")
 
     def __init__(self, on_module: Callable[[Any], Any], on_function: Callable[[Any], Any],
                  lock: threading.RLock) -> None:
@@ -214,8 +196,8 @@ class ScriptedAsBuiltin:
     builtin op `op` (an entry of torch.jit._builtins' table, as torch's own
     functions have)."""
 
-    def __init__(self, owner: Any, name: str, op: str) -> None:
-        self.owner, self.name, self.op = owner, name, op
+    def __init__(self, owner: Any, name: str, op: str, *, because: str) -> None:
+        self.owner, self.name, self.op, self.because = owner, name, op, because
         self.function: Any = None
 
     def install(self) -> None:
@@ -264,19 +246,51 @@ def _scope_op(op: str) -> Callable[[Any], Any]:
 
 
 AT_IMPORT: tuple[Patch, ...] = (
-    Replace(_freeze, "freeze", _loader.freezing_rewritten, also=[torch.jit], once=True),
-    Replace(_freeze, "optimize_for_inference", _loader.optimizing_then_folding, also=[torch.jit], once=True),
-    Replace(torch._C.ScriptFunction, "save", _loader.saving_with_a_loader, once=True),
-    Replace(torch._C.ScriptFunction, "save_to_buffer", _loader.saving_with_a_loader, once=True),
-    Replace(_jit_internal, "_clear_fn_overloads", _script_caches.keeping_declarations, once=True),
-    ScriptedAsBuiltin(torch.amp, "is_autocast_available", "aten::_is_autocast_available"),
-    Replace(torch._ops, "_refresh_packet", _script_caches.keeping_replaced_ops, once=True),
+    Replace(_freeze, "freeze", _loader.freezing_rewritten, also=[torch.jit], once=True,
+            because="torch.jit.freeze's copy of a module runs with TorchScript's defaults (executor, built-in "
+            "JIT autocast), not as jitamp configured the original, and casts frozen weights at every call"),
+    Replace(_freeze, "optimize_for_inference", _loader.optimizing_then_folding, also=[torch.jit], once=True,
+            because="torch.jit.optimize_for_inference freezes (as torch.jit.freeze) and then runs passes of its "
+            "own, after which the casts of frozen weights are folded"),
+)
+
+ON_FIRST_USE: tuple[Patch, ...] = (
+    Replace(torch._C.ScriptFunction, "save", _loader.saving_with_a_loader, once=True,
+            because="torch.jit.save saves a function as a module without attributes, so no loader learns "
+            "how to run it: a function jitamp rewrote is saved with its loader object"),
+    Replace(torch._C.ScriptFunction, "save_to_buffer", _loader.saving_with_a_loader, once=True,
+            because="as ScriptFunction.save"),
+    Replace(_jit_internal, "_clear_fn_overloads", _script_caches.keeping_declarations, once=True,
+            because="TorchScript deletes a function's @overload declarations once it compiled them, so what "
+            "was compiled before enable() or after disable() could not be compiled again"),
+    ScriptedAsBuiltin(torch.amp, "is_autocast_available", "aten::_is_autocast_available",
+                      because="TorchScript cannot compile torch.amp.is_autocast_available, a Python function "
+                      "(csrc/jit_autocast/ops/query_ops.cpp registers it and the other autocast queries "
+                      "eager has and TorchScript lacks)"),
+    Replace(torch._ops, "_refresh_packet", _script_caches.keeping_replaced_ops, once=True,
+            because="TorchScript's table of builtins, keyed by id(), keeps the entry of an op object a "
+            "refreshed packet replaced: once it is freed, the next object at its address compiles as that "
+            "op (a PyTorch bug; _script_caches.keeping_replaced_ops)"),
 )
 
 
 def install_at_import() -> None:
-    for patch in AT_IMPORT:
-        patch.install()
+    Installed(AT_IMPORT)
+
+
+_first_use = threading.Lock()
+_installed_on_first_use = False
+
+
+def install_on_first_use() -> None:
+    """ON_FIRST_USE installed, once per process."""
+    global _installed_on_first_use
+    if _installed_on_first_use:
+        return
+    with _first_use:
+        if not _installed_on_first_use:
+            Installed(ON_FIRST_USE)
+            _installed_on_first_use = True
 
 
 def while_enabled(on_module: Callable[[Any], Any], on_function: Callable[[Any], Any],
@@ -286,13 +300,24 @@ def while_enabled(on_module: Callable[[Any], Any], on_function: Callable[[Any], 
     return [
         BuiltinJitAutocastOff(),
         EmitHooks(on_module, on_function, lock),
-        Replace(torch.jit.frontend, "parse_def", _decorators.parsing_scopes),
-        Replace(torch.jit, "script", _decorators.scripting_decorated),
-        *(Replace(builtins, name, _scope_op(op)) for op, name in _early_exits.SCOPE_OPS.items()),
-        Replace(_autocast, "__enter__", _tracing.recording_enter),
-        Replace(_autocast, "__exit__", _tracing.recording_exit),
-        *(Replace(owner, name, _tracing.marking)
+        Replace(torch.jit.frontend, "parse_def", _decorators.parsing_scopes,
+                because="TorchScript's frontend refuses autocast decorators and early exits (return, break, "
+                "continue) from autocast blocks: they become `with` blocks and scope ops"),
+        Replace(torch.jit, "script", _decorators.scripting_decorated,
+                because="torch.jit.script refuses an @torch.autocast-decorated function and drops the "
+                "decorator of a method"),
+        *(Replace(builtins, name, _scope_op(op),
+                  because="early-exit lowering writes calls of the scope ops by these names, which "
+                  "TorchScript resolves from builtins")
+          for op, name in _early_exits.SCOPE_OPS.items()),
+        Replace(_autocast, "__enter__", _tracing.recording_enter,
+                because="torch.jit.trace records the ops an autocast block runs, not the block"),
+        Replace(_autocast, "__exit__", _tracing.recording_exit, because="as autocast.__enter__"),
+        *(Replace(owner, name, _tracing.marking,
+                  because="autocast.__enter__ / __exit__ record a block only on a thread that traces")
           for owner in (torch.jit, torch.jit._trace) for name in ("trace", "trace_module")),
         Replace(torch.jit._recursive, "create_script_module_impl", _loader.filling_loader_slots,
-                always_restore=True),
+                always_restore=True,
+                because="torch.jit.script reuses a type compiled before for a new module object without "
+                "running the emit hooks, so the object's loader slot would stay empty"),
     ]

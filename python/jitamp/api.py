@@ -61,6 +61,7 @@ def enable(*, profiling_executor: bool = False) -> _Enabled:
     `mm` + `add` (rounding twice) jitamp prevents.
     """
     global _state
+    _patches.install_on_first_use()
     with _lock:
         if _state is not None:
             return _Enabled()
@@ -104,6 +105,7 @@ def rewrite(obj: Any, *, profiling_executor: bool = False) -> list[str]:
     forward is the function).
     Returns the qualified names of the functions whose graphs changed.
     """
+    _patches.install_on_first_use()
     simple = not profiling_executor
     target = obj._c if isinstance(obj, torch.jit.ScriptModule) else obj
     if isinstance(target, torch._C.ScriptModule):

@@ -90,10 +90,13 @@ def test_queries_script_without_jitamps_pass():
     # The ops are registered by jitamp's library: a function scripted while
     # jitamp is disabled uses them as TorchScript's own. (Called outside
     # any eager region: PyTorch's built-in JIT autocast pass, on while
-    # jitamp is disabled, crashes on a graph with a query.)
+    # jitamp is disabled, crashes on a graph with a query.) From jitamp's
+    # first use on (here enable()): torch.amp.is_autocast_available, a
+    # Python function, compiles to its op then (jitamp/_patches.py).
     import jitamp
 
     was = jitamp.is_enabled()
+    jitamp.enable()
     jitamp.disable()
     try:
         scripted = torch.jit.script(every_query)

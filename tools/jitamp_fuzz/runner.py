@@ -503,6 +503,9 @@ def _compare_add_autocast(obj, module, source, directory, stem) -> tuple[str, st
     return None
 
 
+_UNCACHED = "eager with its cast cache off, as a frozen model's constants are never served from it"
+
+
 def _frozen_equals_eager_uncached(obj, frozen, module) -> bool:
     """Whether the frozen model equals eager with eager's cast cache off
     (eager called with the cache flag off, and its scopes entered with it
@@ -536,9 +539,9 @@ def _frozen_equals_eager_uncached(obj, frozen, module) -> bool:
         asked[0] = query()
         torch.set_autocast_cache_enabled(False)
         patches = _patches.Installed([
-            _patches.Replace(autocast, "__enter__", lambda _: enter_uncached),
-            _patches.Replace(autocast, "__exit__", lambda _: leave_uncached),
-            _patches.Replace(torch, "is_autocast_cache_enabled", lambda _: lambda: asked[-1]),
+            _patches.Replace(autocast, "__enter__", lambda _: enter_uncached, because=_UNCACHED),
+            _patches.Replace(autocast, "__exit__", lambda _: leave_uncached, because=_UNCACHED),
+            _patches.Replace(torch, "is_autocast_cache_enabled", lambda _: lambda: asked[-1], because=_UNCACHED),
         ])
         try:
             return obj(*args)

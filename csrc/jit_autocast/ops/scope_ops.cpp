@@ -176,7 +176,10 @@ void raiseOutsidePlan(
       "built-in JIT autocast would run it, and its results would differ "
       "from eager autocast's. Such a function is a copy made by "
       "Module::clone() or torch::jit::freeze() in C++: call "
-      "jitamp::RewriteModule(copy) before its first call; or code scripted "
+      "jitamp::RewriteModule(copy) before its first call; or by a "
+      "torch.jit.freeze or optimize_for_inference bound to a name before "
+      "`import jitamp` (`from torch.jit import freeze` ahead of it gets "
+      "torch's own): call jitamp.freeze(module) instead; or code scripted "
       "while jitamp was disabled that calls code scripted with it: script "
       "it with jitamp enabled, or call jitamp.rewrite() on it before its "
       "first call.");
