@@ -404,28 +404,37 @@ def test_import_jitamp_changes_only_freeze_in_torch_until_its_first_use(step, tm
         assert sorted(changed) == sorted(at_import | names(_patches.ON_FIRST_USE))
 
 
+def _saved_scoped_linear(path) -> str:
+    """A module with a bfloat16 scope, scripted with jitamp and saved."""
+    import torch
+
+    from jitamp._deprecation import torchscript_deprecation_ignored
+    from oracle import script
+
+    class ScopedLinear(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return self.lin(x)
+
+    torch.manual_seed(0)
+    with torchscript_deprecation_ignored():
+        torch.jit.save(script(ScopedLinear().eval()), str(path))
+    return str(path)
+
+
 _FREEZE_BOUND_EARLY = """
-import warnings
+import sys, warnings
 warnings.simplefilter("ignore")
 import torch
 from torch.jit import freeze  # before `import jitamp`: torch's own
 import jitamp
 
-
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = torch.nn.Linear(4, 4)
-
-    def forward(self, x):
-        with torch.autocast("cpu", dtype=torch.bfloat16):
-            return self.lin(x)
-
-
-with jitamp.enable():
-    scripted = torch.jit.script(Net().eval())
 try:
-    freeze(scripted)(torch.randn(2, 4))
+    freeze(torch.jit.load(sys.argv[1]).eval())(torch.randn(2, 4))
     print("ran")
 except RuntimeError as error:
     print("RuntimeError:", " ".join(str(error).split()))
@@ -434,11 +443,12 @@ except RuntimeError as error:
 
 def test_a_freeze_bound_before_import_jitamp_refuses_to_run_what_it_froze(tmp_path):
     """`from torch.jit import freeze` before `import jitamp` gets torch's own
-    freeze, whose copy jitamp has not configured: its first call raises,
-    saying what to call instead, never runs unlike eager."""
+    freeze, whose copy of a jitamp model jitamp has not configured: its
+    first call raises, saying what to call instead, never runs unlike eager."""
     script_path = tmp_path / "freeze_bound_early.py"
     script_path.write_text(_FREEZE_BOUND_EARLY)
-    done = subprocess.run([sys.executable, str(script_path)], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, str(script_path), _saved_scoped_linear(tmp_path / "model.pt")],
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     out = done.stdout.strip().splitlines()[-1]
     assert out.startswith("RuntimeError:") and "jitamp has not configured" in out, out
@@ -465,27 +475,10 @@ def test_freezing_a_jitamp_model_as_it_loads_freezes_it_as_jitamp_does(tmp_path)
     from `import jitamp` on (_patches.AT_IMPORT), and the frozen copy gives
     the loaded model's bits (which other tests hold to eager's) under a
     caller's float16 autocast, call after call."""
-    import torch
-
-    from jitamp._deprecation import torchscript_deprecation_ignored
-    from oracle import script
-
-    class Net(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.lin = torch.nn.Linear(4, 4)
-
-        def forward(self, x):
-            with torch.autocast("cpu", dtype=torch.bfloat16):
-                return self.lin(x)
-
-    model = tmp_path / "model.pt"
-    with torchscript_deprecation_ignored():
-        torch.jit.save(script(Net().eval()), str(model))
     script_path = tmp_path / "freeze_a_load.py"
     script_path.write_text(_FREEZE_A_LOAD)
-    done = subprocess.run([sys.executable, str(script_path), str(model)], capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run([sys.executable, str(script_path), _saved_scoped_linear(tmp_path / "model.pt")],
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split() == ["True"] * 3, done.stdout
 
