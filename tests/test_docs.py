@@ -111,11 +111,12 @@ def _tracked() -> list[str]:
     listed = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True)
     if listed.returncode == 0:
         return listed.stdout.split()
-    skipped = {".git", "build", "__pycache__", ".eggs"}
-    return sorted(str(pathlib.Path(folder, name).relative_to(root)) for folder, dirs, files in os.walk(root)
-                  if not dirs.__setitem__(slice(None), [d for d in dirs if d not in skipped and
-                                                        not d.endswith(".egg-info")])
-                  for name in files)
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in {".git", "build", "__pycache__", ".eggs"}
+                   and not d.endswith(".egg-info")]  # (not walked)
+        found += [str(pathlib.Path(folder, name).relative_to(root)) for name in files]
+    return sorted(found)
 
 
 def _readers(tracked: list[str]) -> list[str]:

@@ -6,8 +6,8 @@ setting; each has install() and uninstall(), which puts back what was
 there, and `because`: the PyTorch behaviour it answers. No other module of
 jitamp assigns to torch (tests/test_package.py checks).
 
-Three lists, each installed once and never undone (a model rewritten
-earlier needs them as long as it lives), but the last:
+Three lists. The first two are installed once and never undone (a model
+rewritten earlier needs them as long as it lives):
 - AT_IMPORT, by install_at_import() at `import jitamp`: the wrappers of
   torch.jit.freeze and optimize_for_inference alone. They are functions a
   user calls, and Python fetches the function before it evaluates its
@@ -19,10 +19,10 @@ earlier needs them as long as it lives), but the last:
   load(), freeze() and add_autocast()) and export() call: what jitamp's
   rewrite and scripting need, each read by torch when it is used, never
   fetched ahead by a user.
-While jitamp is enabled (while_enabled(): enable() installs the second list
-in its order, disable() uninstalls it in the reverse order; at the
-interpreter's exit disable() runs too, since a Python emit hook left
-installed crashes it).
+
+The third, while_enabled(), holds while jitamp is enabled: enable() installs
+it in its order, disable() uninstalls it in the reverse order (at the
+interpreter's exit too, since a Python emit hook left installed crashes it).
 """
 from __future__ import annotations
 
