@@ -1017,68 +1017,8 @@ def test_standalone_runs_in_stock_torch_without_jitamp(cls, tmp_path):
     assert done.returncode == 0 and done.stdout.strip().endswith("done"), done.stderr[-3000:]
 
 
-# An error raised in code that freezing inlined from a submodule: TorchScript
-# reports it with the name of each inlined method, read through raw pointers
-# in the nodes' call stacks, and torch.jit.freeze has deleted those methods
-# (a use after free in every supported torch: this program crashed the
-# process, found by the fuzzer; plain TorchScript prints wrong frame names).
-# Run in its own process, where a crash is a failure, not a lost test run.
-INLINED_ERROR_PROGRAM = """
-from typing import List
-
-import torch
-from torch import Tensor
-
-import jitamp
-import oracle
-
-jitamp.enable()
-
-
-class Sub(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.w = torch.nn.Parameter(torch.randn(4, 4))
-
-    def forward(self, a: Tensor, sink: List[Tensor]) -> Tensor:
-        v = torch.addmm(a, self.w, a); sink.append(v)
-        v.addmm_(v, a)
-        u = torch.stack([self.w, a, a])[1]; sink.append(u)
-        return a
-
-
-class Prog(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.w = torch.nn.Parameter(torch.randn(4, 4))
-        self.sub = Sub()
-
-    def forward(self, x: Tensor) -> List[Tensor]:
-        sink: List[Tensor] = []
-        v = self.sub(self.w, sink); sink.append(v)
-        return sink
-
-
-with oracle.torchscript_deprecation_ignored():
-    model = Prog().eval()
-    frozen = torch.jit.freeze(torch.jit.script(model).eval())
-    # eager raises (an in-place bfloat16 addmm_ with a float32 operand); so
-    # must the frozen model, with eager's error, at every call
-    oracle.check_against_eager(model, [torch.randn(4, 4)], scripted=frozen,
-                               outer=lambda: torch.autocast("cpu", dtype=torch.bfloat16))
-    try:
-        with torch.autocast("cpu", dtype=torch.bfloat16):
-            frozen(torch.randn(4, 4))
-    except RuntimeError as error:
-        frames = [line for line in str(error).splitlines() if line.strip().startswith("File ")]
-        assert len(frames) == 2 and all(line.endswith("in forward") for line in frames), frames
-print("done")
-"""
-
-
-def test_error_in_inlined_submodule_code_of_a_frozen_model(tmp_path):
-    done = oracle.run_program(tmp_path, INLINED_ERROR_PROGRAM)
-    assert done.returncode == 0 and done.stdout.strip().endswith("done"), (done.returncode, done.stderr[-3000:])
+# (An error raised in code that freezing inlined from a submodule:
+# tests/test_repairs.py, repair_frozen_call_stacks.)
 
 
 class EarlyExitInScope(nn.Module):

@@ -278,10 +278,11 @@ def test_keep_loops_out_of_line_jitamp_runs_it_as_eager(outer, profiling_executo
 
 
 def loop_in_an_if(x0: Tensor, flag: bool) -> List[Tensor]:
-    # Fuzz seed 1134, index 6768, shrunk (tests/scenarios/
-    # test_loops_out_of_line.py): the inner if (one output, v10, used once
-    # by the outer branch's return, which reads v3 first) holds a loop
-    # that reads v3.
+    # Fuzz seed 1134, index 6768, shrunk: the inner if (one output, v10,
+    # used once by the outer branch's return, which reads v3 first) holds
+    # a loop that reads v3. An if has no carried values: jitamp's simple
+    # executor puts an op after it (KeepIfsOutOfLine). (Also a case of
+    # tests/scenarios/test_loops_out_of_line.py.)
     sink: List[Tensor] = []
     v3 = x0
     v10 = x0
@@ -325,7 +326,7 @@ def test_keep_ifs_out_of_line_jitamp_runs_it_as_eager(outer, profiling_executor)
 # --- repair_frozen_call_stacks ------------------------------------------------
 
 # A frozen model whose error is raised in code freezing inlined from a
-# submodule (tests/test_freeze.py's INLINED_ERROR_PROGRAM). Run in a process
+# submodule (found by the fuzzer: it crashed the process). Run in a process
 # of its own: reading freed memory may crash it.
 FROZEN_PROGRAM = textwrap.dedent('''
     from typing import List

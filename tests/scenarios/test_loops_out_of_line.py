@@ -29,6 +29,7 @@ import jitamp
 import oracle
 from oracle import check_against_eager
 from scenario_helpers import OUTERS, WARNING_FILTERS, X, Y
+from test_repairs import loop_in_an_if  # (the repair's own case)
 
 pytestmark = WARNING_FILTERS
 
@@ -110,27 +111,6 @@ def calls_a_loop_that_reads_its_argument(x: Tensor, n: int) -> Tensor:
         y = x + i
         out = torch.add(y, accumulates(y, n))
     return out
-
-
-def loop_in_an_if(x0: Tensor, flag: bool) -> List[Tensor]:
-    # Fuzz seed 1134, index 6768, shrunk: the inner if (one output, v10,
-    # used once by the outer branch's return, which reads v3 first) holds
-    # a loop that reads v3. An if has no carried values: jitamp's simple
-    # executor puts an op after it (KeepIfsOutOfLine).
-    sink: List[Tensor] = []
-    v3 = x0
-    v10 = x0
-    if not flag:
-        v3 = torch.exp(v3)
-        if not flag:
-            v10 = torch.softmax(x0, -1)
-            k = 0
-            while k < 2:
-                k += 1
-                sink.append(torch.trace(x0) + v3)
-    sink.append(v3 * 2)
-    sink.append(v10 * 2)
-    return sink
 
 
 def if_reads_outside_a_loop(x0: Tensor, flag: bool) -> List[Tensor]:
