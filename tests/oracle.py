@@ -5,13 +5,28 @@ dtypes, bitwise values, errors by type and message with TorchScript's known
 rewordings, gradients, the thread's autocast state) is the library's public
 `jitamp.testing`, which the differential fuzzer (tools/jitamp_fuzz) shares;
 read its docstring for the rules. This module re-exports it for the tests
-and adds what only tests need (`run_program`).
+and adds what only tests need (`run_program`, `NO_EXPORT_REGIONS`).
 """
 from __future__ import annotations
 
 from typing import Any
 
 from jitamp.testing import *  # noqa: F401,F403  (re-exported for the tests)
+
+
+def _no_export_regions() -> str | None:
+    try:
+        from torch._higher_order_ops.wrap import wrap_with_autocast  # noqa: F401
+    except ImportError:
+        import torch
+
+        return f"torch {torch.__version__} has no torch.export autocast regions, which jitamp.export needs"
+    return None
+
+
+# Why jitamp.export cannot run on this torch (a skip's reason), or None
+# (tests/test_export.py::test_older_torch_gets_a_clear_error checks its error).
+NO_EXPORT_REGIONS = _no_export_regions()
 
 
 def run_program(directory: Any, source: str) -> Any:

@@ -15,6 +15,8 @@ import sys
 
 import pytest
 
+from oracle import NO_EXPORT_REGIONS
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "benchmarks", "bench_autocast.py")
 
@@ -194,6 +196,7 @@ def test_conv_bitwise_candidates_run_and_keep_their_verdicts(tmp_path):
     assert all(row["bitwise"] for row in report["convnet"].values()), report["convnet"]
 
 
+@pytest.mark.skipif(NO_EXPORT_REGIONS is not None, reason=str(NO_EXPORT_REGIONS))
 def test_compile_and_aoti_variants_report_their_compile_times_and_differences(tmp_path):
     """--aoti: torch.compile of eager autocast and AOTInductor of
     jitamp.export's programs (both forms) and of the eager model's export,

@@ -20,19 +20,11 @@ from torch import Tensor, nn
 
 import export_models
 import jitamp
-from oracle import assert_same, autocast_state, clone_args, cpu_autocast, script, script_without_jitamp, torchscript_deprecation_ignored
+from oracle import NO_EXPORT_REGIONS, assert_same, autocast_state, clone_args, cpu_autocast, script, script_without_jitamp, torchscript_deprecation_ignored
 import test_architectures as architectures
 
 
-def _export_available() -> bool:
-    try:
-        from torch._higher_order_ops.wrap import wrap_with_autocast  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-EXPORT = _export_available()
+EXPORT = NO_EXPORT_REGIONS is None
 pytestmark = [
     # torch's own, from torch.export and Inductor
     pytest.mark.filterwarnings(r"ignore:`isinstance\(treespec, LeafSpec\)` is deprecated:FutureWarning"),
@@ -48,8 +40,7 @@ pytestmark = [
 @pytest.fixture(autouse=True)
 def _needs_torch_export_regions(request):
     if not EXPORT and request.node.originalname != "test_older_torch_gets_a_clear_error":
-        pytest.skip(f"torch {torch.__version__} has no torch.export autocast regions "
-                    "(test_older_torch_gets_a_clear_error checks the error)")
+        pytest.skip(NO_EXPORT_REGIONS + " (test_older_torch_gets_a_clear_error checks the error)")
 
 
 # ---------------------------------------------------------------------------

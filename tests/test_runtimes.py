@@ -32,7 +32,7 @@ import jitamp
 from jitamp import _runtimes
 import export_models
 import test_export
-from oracle import assert_same, script
+from oracle import NO_EXPORT_REGIONS, assert_same, script
 
 MODELS = list(export_models.MODELS)
 # and test_export.py's scope shapes (nested scopes, enabled=False inside a
@@ -41,6 +41,8 @@ MODELS = list(export_models.MODELS)
 SHAPES = [f"shape.{name}" for name in test_export.SHAPES]
 leaves = torch.utils._pytree.tree_leaves
 TESTS = str(pathlib.Path(__file__).resolve().parent)
+# on the tests that run jitamp.export
+needs_export = pytest.mark.skipif(NO_EXPORT_REGIONS is not None, reason=str(NO_EXPORT_REGIONS))
 
 
 def _needs(module: str, extra: str) -> None:
@@ -82,6 +84,7 @@ def _onnxruntime_outputs(onnx_program, args, tmp_path) -> list:
     return [torch.from_numpy(output) for output in session.run(None, feeds)]
 
 
+@needs_export
 @pytest.mark.parametrize("name", MODELS)
 def test_onnxruntime_runs_every_model_in_float16_with_eagers_dtypes(name, tmp_path):
     _needs("onnxruntime", "onnx")
@@ -94,6 +97,7 @@ def test_onnxruntime_runs_every_model_in_float16_with_eagers_dtypes(name, tmp_pa
                 atol_of_max=ONNX_TOLERANCE)
 
 
+@needs_export
 @pytest.mark.parametrize("name", ["containers", "resnet"])
 def test_export_onnx_in_bfloat16_is_valid_onnx_or_an_export_error(name, tmp_path):
     """ONNX types Conv and SplitToSequence without bfloat16: ExportError
@@ -141,6 +145,7 @@ def _norm_mlp():
     return NormMLP().eval(), (torch.randn(4, 8, generator=torch.Generator().manual_seed(0)),)
 
 
+@needs_export
 def test_every_cast_eager_makes_is_in_the_onnx_graph():
     """The ONNX graph holds a Cast for each cast of the explicit program,
     and LayerNormalization (float32 weights on a float16 input in eager)
@@ -178,6 +183,7 @@ def test_the_anchor_onnx_graph_is_refused_by_onnxruntime(tmp_path):
         _onnxruntime_outputs(anchor, args, tmp_path)
 
 
+@needs_export
 @pytest.mark.parametrize("runtime", ["onnx", "executorch"])
 def test_a_program_with_regions_is_refused(runtime):
     _needs(runtime, runtime)
@@ -253,6 +259,7 @@ AOTI_TOLERANCE = 2 ** -7
 _NOT_A_DEVICE_ALLOCATOR = "is not a DeviceAllocator"
 
 
+@needs_export
 @pytest.mark.parametrize("name", MODELS)
 def test_aotinductor_compiles_every_model_as_it_compiles_eagers_export(name, tmp_path):
     """Both forms, calls 1-3: the bits of AOTInductor of
@@ -332,6 +339,7 @@ def _same_program(a: torch.export.ExportedProgram, b: torch.export.ExportedProgr
                for x, y in ((weights(a)[key], weights(b)[key]) for key in weights(a)))
 
 
+@needs_export
 def test_same_program_tells_a_changed_graph_or_weight_apart():
     """The sweep compiles eager's export only where _same_program says
     jitamp's program differs from it."""
@@ -405,6 +413,7 @@ def _on_executorch(manager, args):
     return list(method.execute(list(leaves(args)))), casts
 
 
+@needs_export
 @pytest.mark.parametrize("name", MODELS + SHAPES)
 def test_executorch_runs_every_model_with_eagers_dtypes(name):
     """Eager's dtypes and values within EXECUTORCH_TOLERANCE; and where
