@@ -7,9 +7,10 @@
 // A fold barrier, `jitamp::autocast_dependent(x, region)`, is an identity
 // on one tensor input of such an op whose region token is never a
 // constant, so constant propagation (torch.jit.freeze, the profiling
-// executor's first optimization) never folds the op. Why and where:
-// docs/frozen.md, 'Fold barriers: ops the state decides, kept from
-// constant folding'.
+// executor's first optimization) never folds the op. (A model that holds
+// no jitamp op reads a module attribute instead: attribute_reads.h.) Why
+// and where: docs/frozen.md, 'Fold barriers: ops the state decides, kept
+// from constant folding'.
 #pragma once
 
 #include "ir/jitamp_ir.h"

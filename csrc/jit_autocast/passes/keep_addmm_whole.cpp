@@ -1,5 +1,6 @@
 #include "passes/keep_addmm_whole.h"
 
+#include "ir/attribute_reads.h"
 #include "ir/block_walk.h"
 #include "ir/fold_barriers.h"
 #include "ir/jitamp_ir.h"
@@ -19,9 +20,9 @@ namespace {
 
 // KeepAddmmWholeInModule's walk: replaces the constant beta of each addmm
 // DecomposeOps would split by a read of `module`'s attribute holding it.
-bool readBetasFromAttributes(Block* block, Value* self, Module& module) {
+bool readBetasFromAttributes(Graph& graph, const Module& module) {
   bool changed = false;
-  forEachNode(block, [&](Node* node) {
+  forEachNode(graph.block(), [&](Node* node) {
     if (!decomposableAddmm(node)) {
       return;
     }
@@ -30,13 +31,15 @@ bool readBetasFromAttributes(Block* block, Value* self, Module& module) {
     if (!constant.has_value() || !toIValue(node->namedInput(attr::alpha))) {
       return; // not split: beta or alpha is computed
     }
-    const std::string name = "_unsplit_addmm_beta_" + beta->type()->str();
-    module.register_attribute(name, beta->type(), *constant);
-    Node* get = node->owningGraph()->createGetAttr(self, name);
-    get->insertBefore(node);
-    get->setSourceRange(node->sourceRange());
-    node->replaceInput(*node->schema().argumentIndexWithName("beta"),
-                       get->output());
+    WithInsertPoint before(node);
+    Value* read = readModuleAttribute(
+        module,
+        graph,
+        "_unsplit_addmm_beta_" + beta->type()->str(),
+        beta->type(),
+        *constant);
+    read->node()->setSourceRange(node->sourceRange());
+    node->replaceInput(*node->schema().argumentIndexWithName("beta"), read);
     changed = true;
   });
   return changed;
@@ -59,13 +62,10 @@ bool KeepAddmmWhole(const std::shared_ptr<Graph>& graph, CallerRegion& region) {
 }
 
 bool KeepAddmmWholeInModule(const Module& module) {
-  Module handle = module; // register_attribute is not const
   bool changed = false;
   for (const Method& method : module.get_methods()) {
-    std::shared_ptr<Graph> graph = toGraphFunction(method.function()).graph();
-    Value* self = graph->inputs().at(0);
-    TORCH_INTERNAL_ASSERT(self->type() == module.type());
-    changed |= readBetasFromAttributes(graph->block(), self, handle);
+    changed |= readBetasFromAttributes(
+        *toGraphFunction(method.function()).graph(), module);
   }
   return changed;
 }

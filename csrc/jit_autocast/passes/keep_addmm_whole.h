@@ -23,7 +23,7 @@ bool KeepAddmmWhole(
 // frozen model, strip_static_scopes.h): each aten::addmm whose beta and
 // alpha are the constant 1 in a method of `module` (not its submodules')
 // reads beta from an attribute of the module holding that constant,
-// `_unsplit_addmm_beta_<type>`, which no pass folds (a freeze would), so
+// `_unsplit_addmm_beta_<type>` (ir/attribute_reads.h: no pass folds it), so
 // that DecomposeOps leaves it whole (decomposableAddmm, fold_barriers.h).
 // Returns whether it changed a graph (which then needs PreoptimizeModule).
 // Why: docs/passes.md, 'KeepAddmmWhole'.

@@ -1,5 +1,6 @@
 #include "passes/keep_constants_apart.h"
 
+#include "ir/attribute_reads.h"
 #include "ir/block_walk.h"
 #include "ir/graph_function_state.h"
 
@@ -67,7 +68,6 @@ std::vector<Node*> constantsPooledAcrossLayouts(Graph& graph) {
 } // namespace
 
 bool KeepConstantsApartInModule(const Module& module) {
-  Module handle = module; // register_attribute is not const
   bool changed = false;
   size_t next = 0;
   for (const Method& method : module.get_methods()) {
@@ -82,19 +82,20 @@ bool KeepConstantsApartInModule(const Module& module) {
         "jitamp cannot keep the constants of '",
         function.qualname().qualifiedName(),
         "' apart: it has already run. Freeze it again, before the first call.");
-    Value* self = graph->inputs().at(0);
-    TORCH_INTERNAL_ASSERT(self->type() == module.type());
     for (Node* constant : apart) {
       std::string name;
       do {
         name = "_pooled_apart_constant_" + std::to_string(next++);
-      } while (handle.hasattr(name));
-      handle.register_attribute(
-          name, TensorType::get(), constant->t(attr::value));
-      Node* get = graph->createGetAttr(self, name)->insertBefore(constant);
-      get->output()->setType(constant->output()->type());
-      get->setSourceRange(constant->sourceRange());
-      constant->output()->replaceAllUsesWith(get->output());
+      } while (module.hasattr(name));
+      Value* read = nullptr;
+      {
+        WithInsertPoint before(constant);
+        read = readModuleAttribute(
+            module, *graph, name, TensorType::get(), constant->t(attr::value));
+      }
+      read->setType(constant->output()->type());
+      read->node()->setSourceRange(constant->sourceRange());
+      constant->output()->replaceAllUsesWith(read);
       constant->destroy();
     }
     changed = true;

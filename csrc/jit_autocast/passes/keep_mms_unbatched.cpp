@@ -1,5 +1,6 @@
 #include "passes/keep_mms_unbatched.h"
 
+#include "ir/attribute_reads.h"
 #include "ir/block_walk.h"
 
 #include <ATen/ops/empty.h>
@@ -13,7 +14,6 @@ namespace jitamp {
 using namespace torch::jit;
 
 namespace {
-
 
 // Whether the top level of `graph` reads the guard's flag already.
 bool hasGuard(Graph& graph, const std::string& name) {
@@ -34,32 +34,29 @@ bool containsMM(Block* block) {
 bool KeepMMsUnbatchedInModule(const Module& module) {
   static const char* const kNever = "_unbatched_mm_guard";
   static const char* const kTensor = "_unbatched_mm_guard_tensor";
-  Module handle = module; // register_attribute is not const
   bool changed = false;
   for (const Method& method : module.get_methods()) {
     std::shared_ptr<Graph> graph = toGraphFunction(method.function()).graph();
     if (!containsMM(graph->block()) || hasGuard(*graph, kNever)) {
       continue; // no mm, or guarded (idempotent)
     }
-    if (!handle.hasattr(kNever)) {
-      handle.register_attribute(kNever, BoolType::get(), false);
-      handle.register_attribute(
-          kTensor, TensorType::get(), at::empty({0}, at::kFloat));
-    }
-    Value* self = graph->inputs().at(0);
-    TORCH_INTERNAL_ASSERT(self->type() == module.type());
     // if self._unbatched_mm_guard: self._unbatched_mm_guard_tensor.zero_()
     WithInsertPoint at_start(graph->block()->nodes().front());
-    Value* never = graph->insertNode(graph->createGetAttr(self, kNever))
-                       ->output();
+    Value* never =
+        readModuleAttribute(module, *graph, kNever, BoolType::get(), false);
     Node* guard = graph->create(prim::If, {never}, /*num_outputs=*/0);
     graph->insertNode(guard);
     Block* taken = guard->addBlock();
     guard->addBlock();
     WithInsertPoint in_taken(taken);
-    Value* tensor = graph->insertNode(graph->createGetAttr(self, kTensor))
-                        ->output();
-    graph->insert(aten::zero_, {tensor});
+    graph->insert(
+        aten::zero_,
+        {readModuleAttribute(
+            module,
+            *graph,
+            kTensor,
+            TensorType::get(),
+            at::empty({0}, at::kFloat))});
     changed = true;
   }
   return changed;
