@@ -25,8 +25,9 @@ bool LowerAutocastScopes(const std::shared_ptr<torch::jit::Graph>& graph);
 // before torch 2.5 (it returns self since). Where it is None, the lowering
 // makes each use of `ac` do what eager does with None: re-entering it
 // (`with ac:`) raises what `with None:` raises in this Python
-// (`with_none_error_class`, `with_none_error_message`), reading an attribute or calling a method
-// raises AttributeError; any other use is refused with the source line.
+// (`with_none_error_class`, `with_none_error_message`), reading an
+// attribute or calling a method raises AttributeError; any other use is
+// refused with the source line.
 // Set once from Python at import (jitamp/_library.py asks eager); programs
 // without Python keep the default, the object.
 struct EagerEnterResult {
