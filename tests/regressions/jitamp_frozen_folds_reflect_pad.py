@@ -4,7 +4,7 @@
 # of a frozen weight once, at freezing, with autocast off; called under an
 # eager autocast, eager runs the pad's reflection_pad1d in float32. Fixed:
 # such ops get a fold barrier, settled at freezing
-# (csrc/jit_autocast/ir/fold_barriers.h, passes/settle_fold_barriers.h).
+# (csrc/jit_autocast/ir/fold_barriers.h, passes/fold_static_casts.h).
 from typing import List, Optional, Tuple
 
 import torch

@@ -1,6 +1,6 @@
 // Keeping ops whose result the autocast state decides from being computed
 // ahead of time. Header-only; shared by insert_smart_casts.cpp (which puts
-// the barriers in), settle_fold_barriers.cpp (which settles them in frozen
+// the barriers in), fold_static_casts.cpp (which settles them in frozen
 // graphs), pipeline.cpp (the executor plans) and strip_static_scopes.cpp
 // (which take them out).
 //
