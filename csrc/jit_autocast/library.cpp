@@ -118,23 +118,23 @@ TORCH_LIBRARY(jitamp, m) {
 }
 
 TORCH_LIBRARY_IMPL(jitamp, CompositeImplicitAutograd, m) {
-  m.impl("autocast_to_fp16", TORCH_FN(toFp16));
-  m.impl("autocast_to_fp16.optional", TORCH_FN(toFp16Optional));
-  m.impl("autocast_to_fp16.list", TORCH_FN(toFp16List));
-  m.impl("autocast_to_fp32", TORCH_FN(toFp32));
-  m.impl("autocast_to_fp32.optional", TORCH_FN(toFp32Optional));
-  m.impl("autocast_to_fp32.list", TORCH_FN(toFp32List));
+  m.impl("autocast_to_fp16", TORCH_FN(smartCast<true>));
+  m.impl("autocast_to_fp16.optional", TORCH_FN(smartCastOptional<true>));
+  m.impl("autocast_to_fp16.list", TORCH_FN(smartCastList<true>));
+  m.impl("autocast_to_fp32", TORCH_FN(smartCast<false>));
+  m.impl("autocast_to_fp32.optional", TORCH_FN(smartCastOptional<false>));
+  m.impl("autocast_to_fp32.list", TORCH_FN(smartCastList<false>));
   m.impl("autocast_to_fp32.if_no_dtype", TORCH_FN(toFp32IfNoDtype));
   m.impl("autocast_promote", TORCH_FN(promote2));
   m.impl("autocast_promote.three", TORCH_FN(promote3));
   m.impl("autocast_promote.four", TORCH_FN(promote4));
   m.impl("autocast_promote.list", TORCH_FN(promoteList));
-  m.impl("autocast_dependent", TORCH_FN(autocastDependent));
-  m.impl("autocast_dependent.optional", TORCH_FN(autocastDependentOptional));
-  m.impl("autocast_dependent.list", TORCH_FN(autocastDependentList));
-  m.impl("autocast_dependent.scalar", TORCH_FN(autocastDependentScalar));
-  m.impl("fusible_to_fp16", TORCH_FN(fusibleToFp16));
-  m.impl("fusible_to_fp32", TORCH_FN(fusibleToFp32));
+  m.impl("autocast_dependent", TORCH_FN(passThrough<at::Tensor>));
+  m.impl("autocast_dependent.optional", TORCH_FN(passThrough<std::optional<at::Tensor>>));
+  m.impl("autocast_dependent.list", TORCH_FN(passThroughList));
+  m.impl("autocast_dependent.scalar", TORCH_FN(passThrough<c10::Scalar>));
+  m.impl("fusible_to_fp16", TORCH_FN(fusibleCast<true>));
+  m.impl("fusible_to_fp32", TORCH_FN(fusibleCast<false>));
   m.impl("autocast_to_fp16_before_loop", TORCH_FN(toFp16BeforeLoop));
   m.impl("max_pool2d", TORCH_FN(maxPool2d));
 

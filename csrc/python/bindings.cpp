@@ -27,17 +27,13 @@ PYBIND11_MODULE(_C, m) {
 
   m.def(
       "rewrite_graph",
-      [](const std::shared_ptr<torch::jit::Graph>& graph) {
-        return jitamp::RewriteAutocast(graph);
-      },
+      &jitamp::RewriteAutocast,
       py::arg("graph"),
       "Rewrite one graph in place; returns whether it changed.");
 
   m.def(
       "export_graph",
-      [](const std::shared_ptr<torch::jit::Graph>& graph) {
-        jitamp::ExportGraph(graph);
-      },
+      &jitamp::ExportGraph,
       py::arg("graph"),
       "The export pipeline on a frozen copy's inlined graph, in place.");
 
@@ -177,18 +173,14 @@ PYBIND11_MODULE(_C, m) {
 
   m.def(
       "freeze_module",
-      [](const torch::jit::Module& module) {
-        return jitamp::FreezeModule(module);
-      },
+      &jitamp::FreezeModule,
       py::arg("module"),
       "The freeze pipeline (pipeline.h) on a frozen module; returns the "
       "names of the methods whose casts it folded.");
 
   m.def(
       "preoptimize_module",
-      [](const torch::jit::Module& module) {
-        jitamp::PreoptimizeModule(module);
-      },
+      &jitamp::PreoptimizeModule,
       py::arg("module"),
       "Make again the graph TorchScript runs of each method (and what it "
       "calls) that has not run, from its graph as it is now "
@@ -196,9 +188,7 @@ PYBIND11_MODULE(_C, m) {
 
   m.def(
       "static_scope_obstacles",
-      [](const std::shared_ptr<torch::jit::Graph>& graph) {
-        return jitamp::StaticScopeObstacles(graph);
-      },
+      &jitamp::StaticScopeObstacles,
       py::arg("graph"),
       "Why a folded frozen graph cannot do without jitamp's ops "
       "(strip_static_scopes.h); empty if it can.");
@@ -218,10 +208,7 @@ PYBIND11_MODULE(_C, m) {
 
   m.def(
       "run_passes",
-      [](const std::vector<std::string>& names,
-         const std::shared_ptr<torch::jit::Graph>& graph) {
-        return jitamp::RunGraphPasses(names, graph);
-      },
+      &jitamp::RunGraphPasses,
       py::arg("names"),
       py::arg("graph"),
       "Run graph passes of the list, in order, on `graph` as one run; "
@@ -229,10 +216,7 @@ PYBIND11_MODULE(_C, m) {
 
   m.def(
       "run_pipeline",
-      [](const std::string& name,
-         const std::shared_ptr<torch::jit::Graph>& graph) {
-        return jitamp::RunGraphPipeline(name, graph);
-      },
+      &jitamp::RunGraphPipeline,
       py::arg("name"),
       py::arg("graph"),
       "Run the graph pipeline `name` on `graph`; returns the graph it made "
@@ -240,11 +224,7 @@ PYBIND11_MODULE(_C, m) {
 
   m.def(
       "run_module_passes",
-      [](const std::vector<std::string>& names,
-         const torch::jit::Module& module,
-         bool simple_executor) {
-        jitamp::RunModulePasses(names, module, simple_executor);
-      },
+      &jitamp::RunModulePasses,
       py::arg("names"),
       py::arg("module"),
       py::arg("simple_executor"),
@@ -253,9 +233,7 @@ PYBIND11_MODULE(_C, m) {
 
   m.def(
       "freeze_standalone",
-      [](const torch::jit::Module& frozen, bool simple_executor) {
-        jitamp::FreezeStandalone(frozen, simple_executor);
-      },
+      &jitamp::FreezeStandalone,
       py::arg("frozen"),
       py::arg("simple_executor"),
       "The standalone_freeze pipeline (pipeline.h) on a module "
@@ -307,9 +285,7 @@ PYBIND11_MODULE(_C, m) {
 
   testing.def(
       "override_cast_order",
-      [](std::optional<bool> last_first) {
-        jitamp::overrideCastOrderForTesting(last_first);
-      },
+      &jitamp::overrideCastOrderForTesting,
       py::arg("last_first"),
       "Insert casts last argument first (True) or first "
       "argument first (False), as a torch built by another compiler would; "

@@ -1,10 +1,13 @@
 // One walk of a block: every node, nested blocks first, optionally the
-// subgraphs of prim::fork / prim::awaitable nodes too.
+// subgraphs of prim::fork / prim::awaitable nodes too; and one of a module's
+// methods.
 #pragma once
 
 #include "ir/jitamp_ir.h"
 
 #include <torch/csrc/jit/ir/ir.h>
+
+#include <vector>
 
 namespace jitamp {
 
@@ -53,6 +56,38 @@ bool anyNode(
     }
   }
   return false;
+}
+
+// The nodes of `block` and the blocks within (with Subgraphs::Visit, of the
+// task subgraphs within too) that `wanted(node)` picks, in forEachNode's
+// order.
+template <typename Wanted>
+std::vector<torch::jit::Node*> collectNodes(
+    torch::jit::Block* block,
+    Wanted&& wanted,
+    Subgraphs subgraphs = Subgraphs::Skip) {
+  std::vector<torch::jit::Node*> out;
+  forEachNode(
+      block,
+      [&](torch::jit::Node* node) {
+        if (wanted(node)) {
+          out.push_back(node);
+        }
+      },
+      subgraphs);
+  return out;
+}
+
+// Calls `visit(method)` for each method of `module` (a torch::jit::Module;
+// the caller includes torch/csrc/jit/api/module.h), then of its submodules.
+template <typename Module, typename Visit>
+void forEachMethod(const Module& module, Visit&& visit) {
+  for (torch::jit::Function* method : module.type()->methods()) {
+    visit(*method);
+  }
+  for (const Module& child : module.children()) {
+    forEachMethod(child, visit);
+  }
 }
 
 } // namespace jitamp

@@ -13,6 +13,7 @@
 // from constant folding'.
 #pragma once
 
+#include "ir/block_walk.h"
 #include "ir/jitamp_ir.h"
 
 #include <torch/csrc/jit/ir/ir.h>
@@ -222,18 +223,12 @@ inline bool decomposableAddmm(const torch::jit::Node* node) {
 // tasks' subgraphs).
 inline bool removeAllFoldBarriers(torch::jit::Block* block) {
   bool changed = false;
-  for (auto it = block->nodes().begin(); it != block->nodes().end();) {
-    torch::jit::Node* node = *it;
-    ++it;
-    for (torch::jit::Block* sub : node->blocks()) {
-      changed |= removeAllFoldBarriers(sub);
-    }
+  forEachNode(block, [&](torch::jit::Node* node) {
     if (isFoldBarrier(node)) {
-      node->output()->replaceAllUsesWith(node->input(0));
-      node->destroy();
+      removeCast(node);
       changed = true;
     }
-  }
+  });
   return changed;
 }
 

@@ -18,7 +18,6 @@ using namespace torch::jit;
 
 namespace {
 
-
 // jitamp reads and writes two private members of torch::jit::GraphFunction
 // (below: optimized_graphs_, an array of shared_ptr<Graph>, and executors_,
 // an array of optional GraphExecutor), reads one of torch::jit::
@@ -31,7 +30,7 @@ static_assert(
     TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4 &&
         TORCH_VERSION_MINOR <= 15,
     "jitamp supports torch 2.4 to 2.15 (it reads GraphFunction internals in "
-    "function_rewrite.cpp); this is torch " TORCH_VERSION
+    "graph_function_state.cpp); this is torch " TORCH_VERSION
     ": check executors_ / optimized_graphs_ there and extend the range");
 
 // GraphFunction keeps its executors and inlinable graphs private, and they
@@ -46,39 +45,18 @@ struct PrivateMember {
   }
 };
 
-struct ExecutorsTag {
-  friend constexpr auto get(ExecutorsTag);
-};
-template struct PrivateMember<ExecutorsTag, &GraphFunction::executors_>;
-
-struct OptimizedGraphsTag {
-  friend constexpr auto get(OptimizedGraphsTag);
-};
-template struct PrivateMember<
-    OptimizedGraphsTag,
-    &GraphFunction::optimized_graphs_>;
-
-struct ExecutorImplTag {
-  friend constexpr auto get(ExecutorImplTag);
-};
-template struct PrivateMember<ExecutorImplTag, &GraphExecutor::pImpl>;
-
-struct ExecutorGraphTag {
-  friend constexpr auto get(ExecutorGraphTag);
-};
-template struct PrivateMember<ExecutorGraphTag, &GraphExecutorImplBase::graph>;
-
-struct ProfilingRecordTag {
-  friend constexpr auto get(ProfilingRecordTag);
-};
-template struct PrivateMember<
-    ProfilingRecordTag,
-    &ProfilingGraphExecutorImpl::pr_>;
-
-// TorchScript fills one slot of optimized_graphs_ (one per autocast
-// specialization) at a time, with a graph of its own, when the function
-// first runs, or a caller inlines it, under that specialization. jitamp
-// fills every slot with the same graph (installOptimizedGraph): that is
+// The tag of one member: get(Tag()) is its pointer.
+#define JITAMP_PRIVATE_MEMBER(Tag, member) \
+  struct Tag {                              \
+    friend constexpr auto get(Tag);         \
+  };                                        \
+  template struct PrivateMember<Tag, member>
+JITAMP_PRIVATE_MEMBER(ExecutorsTag, &GraphFunction::executors_);
+JITAMP_PRIVATE_MEMBER(OptimizedGraphsTag, &GraphFunction::optimized_graphs_);
+JITAMP_PRIVATE_MEMBER(ExecutorImplTag, &GraphExecutor::pImpl);
+JITAMP_PRIVATE_MEMBER(ExecutorGraphTag, &GraphExecutorImplBase::graph);
+JITAMP_PRIVATE_MEMBER(ProfilingRecordTag, &ProfilingGraphExecutorImpl::pr_);
+#undef JITAMP_PRIVATE_MEMBER
 
 } // namespace
 

@@ -13,57 +13,41 @@ namespace jitamp {
 
 // Symbols of the ops registered in library.cpp.
 namespace ops {
-inline const c10::Symbol kEnter =
-    c10::Symbol::fromQualString("jitamp::autocast_enter");
-inline const c10::Symbol kExit =
-    c10::Symbol::fromQualString("jitamp::autocast_exit");
-inline const c10::Symbol kCacheEnabled =
-    c10::Symbol::fromQualString("jitamp::autocast_cache_enabled");
-inline const c10::Symbol kCallerRegion =
-    c10::Symbol::fromQualString("jitamp::autocast_caller_region");
+// The symbol of the jitamp op `op`.
+inline c10::Symbol named(const std::string& op) {
+  return c10::Symbol::fromQualString("jitamp::" + op);
+}
+inline const c10::Symbol kEnter = named("autocast_enter");
+inline const c10::Symbol kExit = named("autocast_exit");
+inline const c10::Symbol kCacheEnabled = named("autocast_cache_enabled");
+inline const c10::Symbol kCallerRegion = named("autocast_caller_region");
 // What the two above become in the graphs jitamp's executors compile
 // (passes/use_scope_ops_of_plans.h): the ops above raise when they run.
-inline const c10::Symbol kEnterInPlan =
-    c10::Symbol::fromQualString("jitamp::autocast_enter_in_plan");
+inline const c10::Symbol kEnterInPlan = named("autocast_enter_in_plan");
 inline const c10::Symbol kCallerRegionInPlan =
-    c10::Symbol::fromQualString("jitamp::autocast_caller_region_in_plan");
-inline const c10::Symbol kToFp16 =
-    c10::Symbol::fromQualString("jitamp::autocast_to_fp16");
-inline const c10::Symbol kToFp32 =
-    c10::Symbol::fromQualString("jitamp::autocast_to_fp32");
+    named("autocast_caller_region_in_plan");
+inline const c10::Symbol kToFp16 = named("autocast_to_fp16");
+inline const c10::Symbol kToFp32 = named("autocast_to_fp32");
 inline const c10::Symbol kToFp16BeforeLoop =
-    c10::Symbol::fromQualString("jitamp::autocast_to_fp16_before_loop");
-inline const c10::Symbol kPromote =
-    c10::Symbol::fromQualString("jitamp::autocast_promote");
-inline const c10::Symbol kDependent =
-    c10::Symbol::fromQualString("jitamp::autocast_dependent");
-inline const c10::Symbol kWaitPrepare =
-    c10::Symbol::fromQualString("jitamp::wait_prepare");
-inline const c10::Symbol kWaitResume =
-    c10::Symbol::fromQualString("jitamp::wait_resume");
-inline const c10::Symbol kTaskState =
-    c10::Symbol::fromQualString("jitamp::autocast_task_state");
-inline const c10::Symbol kTaskStarted =
-    c10::Symbol::fromQualString("jitamp::autocast_task_started");
-inline const c10::Symbol kTaskEnter =
-    c10::Symbol::fromQualString("jitamp::autocast_task_enter");
-inline const c10::Symbol kTaskExit =
-    c10::Symbol::fromQualString("jitamp::autocast_task_exit");
-inline const c10::Symbol kRaiseAsEager =
-    c10::Symbol::fromQualString("jitamp::raise_as_eager");
-inline const c10::Symbol kSuspendAutocast =
-    c10::Symbol::fromQualString("jitamp::suspend_autocast");
-inline const c10::Symbol kResumeAutocast =
-    c10::Symbol::fromQualString("jitamp::resume_autocast");
+    named("autocast_to_fp16_before_loop");
+inline const c10::Symbol kPromote = named("autocast_promote");
+inline const c10::Symbol kDependent = named("autocast_dependent");
+inline const c10::Symbol kWaitPrepare = named("wait_prepare");
+inline const c10::Symbol kWaitResume = named("wait_resume");
+inline const c10::Symbol kTaskState = named("autocast_task_state");
+inline const c10::Symbol kTaskStarted = named("autocast_task_started");
+inline const c10::Symbol kTaskEnter = named("autocast_task_enter");
+inline const c10::Symbol kTaskExit = named("autocast_task_exit");
+inline const c10::Symbol kRaiseAsEager = named("raise_as_eager");
+inline const c10::Symbol kSuspendAutocast = named("suspend_autocast");
+inline const c10::Symbol kResumeAutocast = named("resume_autocast");
 inline const c10::Symbol kIgnoreAmpInFallbacks =
-    c10::Symbol::fromQualString("jitamp::ignore_amp_in_fallbacks");
-inline const c10::Symbol kMaxPool2d =
-    c10::Symbol::fromQualString("jitamp::max_pool2d");
+    named("ignore_amp_in_fallbacks");
+inline const c10::Symbol kMaxPool2d = named("max_pool2d");
 // Plans only, registered in ops/direct_call.cpp: an op called with its
 // autocast kernel's casts made by jitamp, and its attribute naming the op
 // ("aten::mm", "aten::conv2d.padding").
-inline const c10::Symbol kDirectCall =
-    c10::Symbol::fromQualString("jitamp::direct_call");
+inline const c10::Symbol kDirectCall = named("direct_call");
 inline const c10::Symbol kDirectCallOp = c10::Symbol::attr("op");
 // The smart casts (autocast_to_fp16 / autocast_to_fp32 of a Tensor) a direct
 // call makes first, in this order, each of the argument at its position:
@@ -127,6 +111,15 @@ inline bool isScopeOpAsSaved(const torch::jit::Node* node) {
 inline bool isSmartCast(const torch::jit::Node* node) {
   const auto kind = node->kind();
   return kind == ops::kToFp16 || kind == ops::kToFp32 || kind == ops::kPromote;
+}
+
+// Removes a smart cast (or a fold barrier): every form returns, in order,
+// its first inputs (a list cast: the list).
+inline void removeCast(torch::jit::Node* cast) {
+  for (size_t i = 0; i < cast->outputs().size(); ++i) {
+    cast->output(i)->replaceAllUsesWith(cast->input(i));
+  }
+  cast->destroy();
 }
 
 // Whether `node` reads the thread's autocast state: TorchScript's queries

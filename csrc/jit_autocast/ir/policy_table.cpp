@@ -144,10 +144,7 @@ std::vector<std::string> missingLocked(c10::DeviceType device) {
   }
   std::vector<std::string> missing;
   for (const auto& op : c10::Dispatcher::singleton().getAllOpNames()) {
-    std::string qualified_name = op.name;
-    if (!op.overload_name.empty()) {
-      qualified_name += "." + op.overload_name;
-    }
+    const std::string qualified_name = qualified(op.name, op.overload_name);
     if (!known.count(qualified_name) &&
         hasAutocastKernel(qualified_name, device)) {
       missing.push_back(qualified_name);
@@ -300,11 +297,7 @@ std::string policyVariesAcrossTorch(
   static const auto index = [] {
     std::unordered_map<std::string, std::vector<const VariesRow*>> out;
     for (const VariesRow& row : variesRows()) {
-      std::string op = row.name;
-      if (row.overload[0] != '\0') {
-        op += std::string(".") + row.overload;
-      }
-      out[op].push_back(&row);
+      out[qualified(row.name, row.overload)].push_back(&row);
     }
     for (const Row& row : rows()) {
       if (row.via) {
@@ -359,14 +352,6 @@ bool autocastMayChange(const std::string& name, const std::string& overload) {
       kernelCallsAutocastOps(op);
 }
 
-namespace {
-
-bool spelled(CastPolicy policy) {
-  return policy != P::None && policy != P::Banned;
-}
-
-} // namespace
-
 bool autocastMayChangeUncast(
     const std::string& name,
     const std::string& overload) {
@@ -382,8 +367,9 @@ bool autocastMayChangeUncast(
   const std::string op = qualified(name, overload);
   const bool uncast = (!cpu.composite_implicit || isUncastComposite(op)) &&
       !kernelCallsAutocastOps(op);
+  // Eager's kernel reaches the op uncast where its policy spells no cast.
   const auto reaches = [&](bool kernel, CastPolicy applied) {
-    return kernel ? !spelled(applied) : !uncast;
+    return kernel ? applied == P::None || applied == P::Banned : !uncast;
   };
   return reaches(cpu.autocast, policy.cpu) || reaches(cuda.autocast, policy.cuda);
 }

@@ -148,19 +148,8 @@ inline ScopeFacts scopeFacts(const torch::jit::Node* enter) {
 }
 
 // OpenScopes (open_scopes.h) with what each open scope sets.
-class StaticScopes {
+class StaticScopes : public OpenScopes {
  public:
-  // As OpenScopes::track.
-  bool track(torch::jit::Node* node) {
-    return scopes_.track(node);
-  }
-
-  // As OpenScopes::walkBlocks.
-  template <typename Walk>
-  void walkBlocks(torch::jit::Node* node, Walk&& walk) {
-    scopes_.walkBlocks(node, std::forward<Walk>(walk));
-  }
-
   // The state of `device_type` at this point, if static. Device types other
   // than CPU and CUDA have no autocast state that a cast reads: off.
   std::optional<DeviceAutocast> stateOf(c10::DeviceType device_type) const {
@@ -168,46 +157,39 @@ class StaticScopes {
         device_type != c10::DeviceType::CUDA) {
       return DeviceAutocast{};
     }
-    const auto& open = scopes_.all();
-    for (auto scope = open.rbegin(); scope != open.rend(); ++scope) {
-      const ScopeFacts facts = scopeFacts(scope->guard->node());
-      if (!facts.device_type) {
-        return std::nullopt; // might be any device type
-      }
-      if (*facts.device_type == device_type) {
-        if (scope->maybe_closed) {
-          return std::nullopt; // this scope's, or what is outside it
-        }
-        return facts.state;
-      }
+    const auto [scope, facts] = governing(device_type);
+    if (scope == nullptr || scope->maybe_closed) {
+      // the caller's state, or this scope's or what is outside it
+      return std::nullopt;
     }
-    return std::nullopt; // the caller's state
+    return facts.state;
   }
 
   // The open scope of `device_type` that some path may have closed
   // (OpenScope::maybe_closed) and that governs it here if it is open, or
   // nullptr.
   const OpenScope* maybeClosed(c10::DeviceType device_type) const {
-    const auto& open = scopes_.all();
-    for (auto scope = open.rbegin(); scope != open.rend(); ++scope) {
-      const ScopeFacts facts = scopeFacts(scope->guard->node());
-      if (!facts.device_type) {
-        return nullptr; // not static either way
-      }
-      if (*facts.device_type == device_type) {
-        return scope->maybe_closed ? &*scope : nullptr;
-      }
-    }
-    return nullptr;
-  }
-
-  // As OpenScopes::innermost.
-  const OpenScope* innermost() const {
-    return scopes_.innermost();
+    const OpenScope* scope = governing(device_type).first;
+    return scope != nullptr && scope->maybe_closed ? scope : nullptr;
   }
 
  private:
-  OpenScopes scopes_;
+  // The innermost open scope of `device_type` and what it sets; nullptr
+  // where none is open, or where a scope whose device type is not a
+  // constant comes first (it might be any device type).
+  std::pair<const OpenScope*, ScopeFacts> governing(
+      c10::DeviceType device_type) const {
+    for (auto scope = all().rbegin(); scope != all().rend(); ++scope) {
+      ScopeFacts facts = scopeFacts(scope->guard->node());
+      if (!facts.device_type) {
+        break;
+      }
+      if (*facts.device_type == device_type) {
+        return {&*scope, facts};
+      }
+    }
+    return {nullptr, ScopeFacts{}};
+  }
 };
 
 } // namespace jitamp

@@ -102,6 +102,23 @@ struct EagerNoGradCasts {
   bool require_grad = false;
 };
 
+// Eager's cast of `self` to `dtype` through its cache, with the cache on
+// and `dtype` the device type's lower precision for the call (eager caches
+// a cast only then); both put back after.
+Tensor castInEagerCache(
+    at::ScalarType dtype,
+    const Tensor& self,
+    DeviceType device_type) {
+  const at::ScalarType dtype_was = at::autocast::get_autocast_dtype(device_type);
+  const bool cache_was_enabled = at::autocast::is_autocast_cache_enabled();
+  at::autocast::set_autocast_dtype(device_type, dtype);
+  at::autocast::set_autocast_cache_enabled(true);
+  Tensor cast = at::autocast::cached_cast(dtype, self, device_type);
+  at::autocast::set_autocast_cache_enabled(cache_was_enabled);
+  at::autocast::set_autocast_dtype(device_type, dtype_was);
+  return cast;
+}
+
 const EagerNoGradCasts& eagerNoGradCasts() {
   static const EagerNoGradCasts casts = [] {
     // Asked where the first no-grad cast runs, which may be inside
@@ -112,26 +129,17 @@ const EagerNoGradCasts& eagerNoGradCasts() {
     c10::InferenceMode not_inference(false);
     static const Tensor* probe =
         new Tensor(at::ones({1}, at::kFloat).set_requires_grad(true));
-    const bool cache_was_enabled = at::autocast::is_autocast_cache_enabled();
-    const at::ScalarType dtype_was = at::autocast::get_autocast_dtype(DeviceType::CPU);
-    at::autocast::set_autocast_dtype(DeviceType::CPU, at::kBFloat16);
-    at::autocast::set_autocast_cache_enabled(true);
     EagerNoGradCasts found;
     {
       at::NoGradGuard no_grad;
       found.require_grad =
-          at::autocast::cached_cast(at::kBFloat16, *probe, DeviceType::CPU)
+          castInEagerCache(at::kBFloat16, *probe, DeviceType::CPU)
               .requires_grad();
     }
-    Tensor with_grad;
-    {
-      at::AutoGradMode grad(true);
-      with_grad =
-          at::autocast::cached_cast(at::kBFloat16, *probe, DeviceType::CPU);
-    }
-    at::autocast::set_autocast_cache_enabled(cache_was_enabled);
-    at::autocast::set_autocast_dtype(DeviceType::CPU, dtype_was);
-    found.handed_to_grad_uses = !with_grad.requires_grad();
+    at::AutoGradMode grad(true);
+    found.handed_to_grad_uses =
+        !castInEagerCache(at::kBFloat16, *probe, DeviceType::CPU)
+             .requires_grad();
     return found;
   }();
   return casts;
@@ -146,13 +154,7 @@ void keepInEagerCache(
     const Tensor& self,
     DeviceType device_type) {
   at::NoGradGuard no_grad;
-  const at::ScalarType current = at::autocast::get_autocast_dtype(device_type);
-  const bool cache_was_enabled = at::autocast::is_autocast_cache_enabled();
-  at::autocast::set_autocast_dtype(device_type, dtype);
-  at::autocast::set_autocast_cache_enabled(true);
-  at::autocast::cached_cast(dtype, self, device_type);
-  at::autocast::set_autocast_cache_enabled(cache_was_enabled);
-  at::autocast::set_autocast_dtype(device_type, current);
+  castInEagerCache(dtype, self, device_type);
 }
 
 // The weights (what eager's cache keeps) that no-grad casts copied without
@@ -312,17 +314,11 @@ class UncachedCasts {
     }
     const at::ScalarType current =
         at::autocast::get_autocast_dtype(DeviceType::CPU);
-    const bool cache_was_enabled = at::autocast::is_autocast_cache_enabled();
     const at::ScalarType lookup =
         current == at::kHalf || current == at::kBFloat16 ? current
                                                          : at::kBFloat16;
-    at::autocast::set_autocast_dtype(DeviceType::CPU, lookup);
-    at::autocast::set_autocast_cache_enabled(true);
-    const Tensor cast =
-        at::autocast::cached_cast(lookup, *marker, DeviceType::CPU);
-    at::autocast::set_autocast_cache_enabled(cache_was_enabled);
-    at::autocast::set_autocast_dtype(DeviceType::CPU, current);
-    return WeakImpl(cast.getIntrusivePtr());
+    return WeakImpl(
+        castInEagerCache(lookup, *marker, DeviceType::CPU).getIntrusivePtr());
   }
 
   static constexpr size_t kSlots = 32;
@@ -448,6 +444,8 @@ bool policyApplies(c10::string_view devices, DeviceType device_type) {
       namesDevice(devices, device_type);
 }
 
+} // namespace
+
 Tensor castTo(
     const Tensor& self,
     c10::string_view devices,
@@ -466,48 +464,6 @@ Tensor castTo(
     return self; // the common case inside a scope: nothing to do
   }
   return eagerCast(to_type, self, device_type);
-}
-
-std::optional<Tensor> castOptional(
-    const std::optional<Tensor>& self,
-    c10::string_view devices,
-    bool lower_precision) {
-  if (!self.has_value()) {
-    return self;
-  }
-  return castTo(*self, devices, lower_precision);
-}
-
-std::vector<Tensor> castList(
-    at::TensorList tensors,
-    c10::string_view devices,
-    bool lower_precision) {
-  std::vector<Tensor> out;
-  out.reserve(tensors.size());
-  for (const auto& t : tensors) {
-    out.push_back(castTo(t, devices, lower_precision));
-  }
-  return out;
-}
-
-} // namespace
-
-Tensor toFp16(const Tensor& self, c10::string_view devices, Region) {
-  return castTo(self, devices, /*lower_precision=*/true);
-}
-
-std::optional<Tensor> toFp16Optional(
-    const std::optional<Tensor>& self,
-    c10::string_view devices,
-    Region) {
-  return castOptional(self, devices, /*lower_precision=*/true);
-}
-
-std::vector<Tensor> toFp16List(
-    at::TensorList tensors,
-    c10::string_view devices,
-    Region) {
-  return castList(tensors, devices, /*lower_precision=*/true);
 }
 
 // A loop's smart cast of a value defined before the loop (and not written
@@ -538,24 +494,6 @@ Tensor toFp16BeforeLoop(
     return self;
   }
   return castTo(self, devices, /*lower_precision=*/true);
-}
-
-Tensor toFp32(const Tensor& self, c10::string_view devices, Region) {
-  return castTo(self, devices, /*lower_precision=*/false);
-}
-
-std::optional<Tensor> toFp32Optional(
-    const std::optional<Tensor>& self,
-    c10::string_view devices,
-    Region) {
-  return castOptional(self, devices, /*lower_precision=*/false);
-}
-
-std::vector<Tensor> toFp32List(
-    at::TensorList tensors,
-    c10::string_view devices,
-    Region) {
-  return castList(tensors, devices, /*lower_precision=*/false);
 }
 
 // fp32_set_opt_dtype: eager runs the op with dtype=float32 unless the caller
@@ -652,40 +590,6 @@ std::vector<Tensor> promoteList(
     c10::string_view devices,
     Region) {
   return promote(tensors, devices, /*arguments=*/false);
-}
-
-Tensor autocastDependent(const Tensor& self, Region) {
-  return self;
-}
-
-std::optional<Tensor> autocastDependentOptional(
-    const std::optional<Tensor>& self,
-    Region) {
-  return self;
-}
-
-std::vector<Tensor> autocastDependentList(at::TensorList tensors, Region) {
-  return tensors.vec();
-}
-
-c10::Scalar autocastDependentScalar(const c10::Scalar& self, Region) {
-  return self;
-}
-
-Tensor fusibleToFp16(
-    const Tensor& self,
-    c10::string_view devices,
-    at::ScalarType,
-    Region region) {
-  return toFp16(self, devices, region);
-}
-
-Tensor fusibleToFp32(
-    const Tensor& self,
-    c10::string_view devices,
-    at::ScalarType,
-    Region region) {
-  return toFp32(self, devices, region);
 }
 
 void ForgetUncachedCasts() {

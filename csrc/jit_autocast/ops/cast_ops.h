@@ -53,15 +53,51 @@ void NoteScopeExited(
     at::ScalarType dtype,
     int depth);
 
-at::Tensor toFp16(const at::Tensor& self, c10::string_view devices, Region region);
-std::optional<at::Tensor> toFp16Optional(
+// The smart cast of `self`: jitamp::autocast_to_fp16's where
+// `lower_precision`, else autocast_to_fp32's.
+at::Tensor castTo(
+    const at::Tensor& self,
+    c10::string_view devices,
+    bool lower_precision);
+
+// The kernels of autocast_to_fp16 (kLower) and autocast_to_fp32, one per
+// overload, and of fusible_to_fp16 / fusible_to_fp32
+// (expose_static_casts_to_fuser.h; `dtype` is for the TensorExpr fuser's
+// lowering only).
+template <bool kLower>
+at::Tensor smartCast(const at::Tensor& self, c10::string_view devices, Region) {
+  return castTo(self, devices, kLower);
+}
+template <bool kLower>
+std::optional<at::Tensor> smartCastOptional(
     const std::optional<at::Tensor>& self,
     c10::string_view devices,
-    Region region);
-std::vector<at::Tensor> toFp16List(
+    Region) {
+  if (!self.has_value()) {
+    return self;
+  }
+  return castTo(*self, devices, kLower);
+}
+template <bool kLower>
+std::vector<at::Tensor> smartCastList(
     at::TensorList tensors,
     c10::string_view devices,
-    Region region);
+    Region) {
+  std::vector<at::Tensor> out;
+  out.reserve(tensors.size());
+  for (const at::Tensor& tensor : tensors) {
+    out.push_back(castTo(tensor, devices, kLower));
+  }
+  return out;
+}
+template <bool kLower>
+at::Tensor fusibleCast(
+    const at::Tensor& self,
+    c10::string_view devices,
+    at::ScalarType /*dtype*/,
+    Region) {
+  return castTo(self, devices, kLower);
+}
 
 // jitamp::autocast_to_fp16_before_loop: the cast of `self` that every
 // iteration of a loop would make, made once before the loop (cast_ops.cpp).
@@ -72,15 +108,6 @@ at::Tensor toFp16BeforeLoop(
     bool initial_condition,
     Region region);
 
-at::Tensor toFp32(const at::Tensor& self, c10::string_view devices, Region region);
-std::optional<at::Tensor> toFp32Optional(
-    const std::optional<at::Tensor>& self,
-    c10::string_view devices,
-    Region region);
-std::vector<at::Tensor> toFp32List(
-    at::TensorList tensors,
-    c10::string_view devices,
-    Region region);
 at::Tensor toFp32IfNoDtype(
     const at::Tensor& self,
     c10::string_view devices,
@@ -110,28 +137,15 @@ std::vector<at::Tensor> promoteList(
     c10::string_view devices,
     Region region);
 
-// jitamp::autocast_dependent (fold_barriers.h): the input itself.
-at::Tensor autocastDependent(const at::Tensor& self, Region region);
-std::optional<at::Tensor> autocastDependentOptional(
-    const std::optional<at::Tensor>& self,
-    Region region);
-std::vector<at::Tensor> autocastDependentList(
-    at::TensorList tensors,
-    Region region);
-// The Scalar one keeps aten::addmm whole in profiling plans (keep_addmm_whole.h).
-c10::Scalar autocastDependentScalar(const c10::Scalar& self, Region region);
-
-// jitamp::fusible_to_fp16 / fusible_to_fp32 (expose_static_casts_to_fuser.h): toFp16 /
-// toFp32; `dtype` is for the TensorExpr fuser's lowering only.
-at::Tensor fusibleToFp16(
-    const at::Tensor& self,
-    c10::string_view devices,
-    at::ScalarType dtype,
-    Region region);
-at::Tensor fusibleToFp32(
-    const at::Tensor& self,
-    c10::string_view devices,
-    at::ScalarType dtype,
-    Region region);
+// jitamp::autocast_dependent (fold_barriers.h): the input itself, of each
+// overload (the Scalar one keeps aten::addmm whole in profiling plans,
+// keep_addmm_whole.h).
+template <class T>
+T passThrough(const T& self, Region) {
+  return self;
+}
+inline std::vector<at::Tensor> passThroughList(at::TensorList tensors, Region) {
+  return tensors.vec();
+}
 
 } // namespace jitamp

@@ -162,8 +162,7 @@ class DirectCall {
     IValue* args = stack.data() + stack.size() - args_.size();
     for (const SmartCast& smart : smart_casts_) { // the plan's casts, as they ran
       IValue& arg = args[smart.arg];
-      arg = smart.to_fp32 ? toFp32(arg.toTensor(), smart.devices, 0)
-                          : toFp16(arg.toTensor(), smart.devices, 0);
+      arg = castTo(arg.toTensor(), smart.devices, !smart.to_fp32);
     }
     const c10::impl::LocalDispatchKeySet local =
         c10::impl::tls_local_dispatch_key_set();

@@ -83,9 +83,7 @@ bool StaticCastIsIdentity(
     return false;
   }
   StateForCast state(*states);
-  const at::Tensor cast = lower_precision ? toFp16(tensor, devices, 0)
-                                          : toFp32(tensor, devices, 0);
-  return cast.is_same(tensor);
+  return castTo(tensor, devices, lower_precision).is_same(tensor);
 }
 
 std::optional<at::ScalarType> StaticCastDtype(
@@ -101,8 +99,7 @@ std::optional<at::ScalarType> StaticCastDtype(
     return std::nullopt;
   }
   StateForCast state(*states);
-  const at::Tensor cast = lower_precision ? toFp16(probe, devices, 0)
-                                          : toFp32(probe, devices, 0);
+  const at::Tensor cast = castTo(probe, devices, lower_precision);
   if (cast.is_same(probe)) {
     return std::nullopt;
   }

@@ -19,15 +19,6 @@ bool isCastOrBarrier(const Node* node) {
       node->kind() == ops::kToFp16BeforeLoop;
 }
 
-// Every cast form returns, in order, its first inputs (a list cast: the
-// list).
-void removeCast(Node* cast) {
-  for (size_t i = 0; i < cast->outputs().size(); ++i) {
-    cast->output(i)->replaceAllUsesWith(cast->input(i));
-  }
-  cast->destroy();
-}
-
 // The cache_enabled of the object's scope: in a plan, the flag set on the
 // object (jitamp::autocast_cache_enabled's result, evaluated where the
 // object was made, as eager's __init__ does); for export, what the source

@@ -77,10 +77,7 @@ std::vector<at::Tensor> castNow(
     return {toFp32IfNoDtype(tensors.at(0), devices, dtype, 0)};
   }
   TORCH_INTERNAL_ASSERT(tensors.size() == 1, "jitamp: unexpected cast ", *cast);
-  if (!tensors[0].defined()) {
-    return {tensors[0]};
-  }
-  return {lower ? toFp16(tensors[0], devices, 0) : toFp32(tensors[0], devices, 0)};
+  return {castTo(tensors[0], devices, lower)};
 }
 
 // Whether two results of an op are the same bits: tensors of the same
@@ -279,7 +276,7 @@ class StaticFolder {
         at::Tensor cast;
         {
           StateForCast state(*states);
-          cast = toFp16(weight, "cpu", /*region=*/0);
+          cast = castTo(weight, "cpu", /*lower_precision=*/true);
         }
         Value* result =
             cast.is_same(weight) ? input : constantFor(input, cast);
@@ -539,31 +536,16 @@ class StaticFolder {
     for (size_t i = 0; i < constants.size(); ++i) {
       node->output(i)->replaceAllUsesWith(constants[i]);
     }
-    std::vector<Node*> barriers;
-    for (Value* input : node->inputs()) {
-      if (isFoldBarrier(input->node())) {
-        barriers.push_back(input->node());
-      }
-    }
+    removeFoldBarriers(node);
     node->destroy();
-    for (Node* barrier : barriers) {
-      if (!barrier->output()->hasUses()) {
-        barrier->destroy();
-      }
-    }
     did_ = true;
     return true;
   }
 
   // The token of the region at this point of the walk.
   Value* regionHere() {
-    if (const OpenScope* scope = scopes_.innermost()) {
-      return scope->region;
-    }
-    if (caller_region_ == nullptr) {
-      caller_region_ = insertCallerRegion(graph_);
-    }
-    return caller_region_;
+    const OpenScope* scope = scopes_.innermost();
+    return scope != nullptr ? scope->region : caller_region_();
   }
 
   // The caller-region tokens of the casts that are gone.
@@ -597,7 +579,7 @@ class StaticFolder {
   std::set<Value*> replaced_;
   std::unordered_set<const Node*> written_;
   std::unordered_map<const FunctionSchema*, Reach> reach_;
-  Value* caller_region_ = nullptr;
+  CallerRegion caller_region_{graph_}; // made at its first use
   bool did_ = false; // this round did a cast or an op now
   bool changed_ = false;
 };

@@ -86,98 +86,6 @@ std::pair<std::vector<size_t>, std::optional<size_t>> promotedArguments(
   return {indices, list_index};
 }
 
-// Which ops get a fold barrier, and on which input.
-class BarrierNeeds {
- public:
-  // The input of `node` to guard: an op whose result the autocast state
-  // may change with no cast in the IR (autocastMayChangeUncast), not
-  // mutable, deterministic, whose inputs may all become constants.
-  std::optional<size_t> inputToGuard(
-      Node* node,
-      const MaybeConstants& maybe_constants) {
-    if (isJitampOp(node) || hasTaskSubgraph(node) || !node->blocks().empty()) {
-      return std::nullopt;
-    }
-    const FunctionSchema* schema = node->maybeSchema();
-    if (schema == nullptr || schema->is_mutable() || !mayChange(*schema)) {
-      return std::nullopt;
-    }
-    for (Value* input : node->inputs()) {
-      if (!maybe_constants.maybe(input)) {
-        return std::nullopt; // a cast's result, a barrier's, an activation's
-      }
-    }
-    if (node->isNondeterministic()) {
-      return std::nullopt;
-    }
-    return barrierInput(node);
-  }
-
- private:
-  // Asked once per operator.
-  bool mayChange(const FunctionSchema& schema) {
-    auto it = may_change_.find(&schema);
-    if (it == may_change_.end()) {
-      it = may_change_
-               .emplace(
-                   &schema,
-                   autocastMayChangeUncast(
-                       schema.name(), schema.overload_name()))
-               .first;
-    }
-    return it->second;
-  }
-
-  std::unordered_map<const FunctionSchema*, bool> may_change_;
-};
-
-// Creates smart casts: each with its region token, its output types and the
-// source range of the op it is for, before that op.
-class CastWriter {
- public:
-  explicit CastWriter(Graph& graph) : graph_(graph) {}
-
-  Node* create(
-      Symbol kind,
-      at::ArrayRef<Value*> inputs,
-      const std::vector<TypePtr>& output_types,
-      Node* before,
-      Value* region) {
-    c10::SmallVector<Value*, 8> with_region(inputs.begin(), inputs.end());
-    with_region.push_back(region);
-    WithInsertPoint guard(before);
-    Node* cast = graph_.create(kind, with_region, output_types.size());
-    for (size_t i = 0; i < output_types.size(); ++i) {
-      cast->output(i)->setType(output_types[i]);
-    }
-    cast->setSourceRange(before->sourceRange());
-    graph_.insertNode(cast);
-    if (log_updates_) {
-      GRAPH_UPDATE("Inserted ", *cast, " for ", *before);
-    }
-    return cast;
-  }
-
-  // The `devices` constant: one per device set, at the top of the graph.
-  Value* devices(const std::string& devices) {
-    auto it = devices_constants_.find(devices);
-    if (it != devices_constants_.end()) {
-      return it->second;
-    }
-    WithInsertPoint guard(graph_.block()->nodes().front());
-    Value* value = graph_.insertConstant(devices);
-    devices_constants_.emplace(devices, value);
-    return value;
-  }
-
- private:
-  Graph& graph_;
-  std::map<std::string, Value*> devices_constants_;
-  // TorchScript's log check builds three strings from the file name at
-  // each use: asked once per run, not once per cast.
-  const bool log_updates_ = GRAPH_UPDATE_ENABLED;
-};
-
 class CastInserter {
  public:
   CastInserter(Graph& graph, std::vector<std::shared_ptr<Graph>>* tasks)
@@ -211,7 +119,7 @@ class CastInserter {
   // state decides with no cast in the IR, where its inputs may all become
   // constants.
   void keepFromFolding(Node* node) {
-    const auto index = barriers_.inputToGuard(node, maybe_constants_);
+    const auto index = inputToGuard(node);
     if (!index) {
       return;
     }
@@ -221,6 +129,42 @@ class CastInserter {
       GRAPH_UPDATE("Keeping ", *node, " from constant folding");
     }
     changed_ = true;
+  }
+
+  // The input of `node` to guard: an op whose result the autocast state
+  // may change with no cast in the IR (autocastMayChangeUncast), not
+  // mutable, deterministic, whose inputs may all become constants.
+  std::optional<size_t> inputToGuard(Node* node) {
+    if (isJitampOp(node) || hasTaskSubgraph(node) || !node->blocks().empty()) {
+      return std::nullopt;
+    }
+    const FunctionSchema* schema = node->maybeSchema();
+    if (schema == nullptr || schema->is_mutable() || !mayChange(*schema)) {
+      return std::nullopt;
+    }
+    for (Value* input : node->inputs()) {
+      if (!maybe_constants_.maybe(input)) {
+        return std::nullopt; // a cast's result, a barrier's, an activation's
+      }
+    }
+    if (node->isNondeterministic()) {
+      return std::nullopt;
+    }
+    return barrierInput(node);
+  }
+
+  // Asked once per operator.
+  bool mayChange(const FunctionSchema& schema) {
+    auto it = may_change_.find(&schema);
+    if (it == may_change_.end()) {
+      it = may_change_
+               .emplace(
+                   &schema,
+                   autocastMayChangeUncast(
+                       schema.name(), schema.overload_name()))
+               .first;
+    }
+    return it->second;
   }
 
   void insertCasts(Node* node) {
@@ -306,16 +250,39 @@ class CastInserter {
     return caller_region_;
   }
 
+  // A smart cast before `before`, with the current region's token, its
+  // output types and the source range of the op it is for.
   Node* createCast(
       Symbol kind,
       at::ArrayRef<Value*> inputs,
       const std::vector<TypePtr>& output_types,
       Node* before) {
-    Node* cast =
-        writer_.create(kind, inputs, output_types, before, currentRegion());
+    c10::SmallVector<Value*, 8> with_region(inputs.begin(), inputs.end());
+    with_region.push_back(currentRegion());
+    WithInsertPoint guard(before);
+    Node* cast = graph_.create(kind, with_region, output_types.size());
+    for (size_t i = 0; i < output_types.size(); ++i) {
+      cast->output(i)->setType(output_types[i]);
+    }
+    cast->setSourceRange(before->sourceRange());
+    graph_.insertNode(cast);
+    if (log_updates_) {
+      GRAPH_UPDATE("Inserted ", *cast, " for ", *before);
+    }
     maybe_constants_.record(cast);
     changed_ = true;
     return cast;
+  }
+
+  // The `devices` constant: one per device set, at the top of the graph.
+  Value* devicesConstant(const std::string& devices) {
+    auto it = devices_constants_.find(devices);
+    if (it == devices_constants_.end()) {
+      WithInsertPoint guard(graph_.block()->nodes().front());
+      it = devices_constants_.emplace(devices, graph_.insertConstant(devices))
+               .first;
+    }
+    return it->second;
   }
 
   void castInput(
@@ -346,7 +313,7 @@ class CastInserter {
       return;
     }
     Node* cast =
-        createCast(kind, {value, writer_.devices(devices)}, {output_type}, node);
+        createCast(kind, {value, devicesConstant(devices)}, {output_type}, node);
     node->replaceInput(index, cast->output());
   }
 
@@ -373,7 +340,7 @@ class CastInserter {
     }
     Node* cast = createCast(
         ops::kToFp32,
-        {self, writer_.devices(devices), dtype},
+        {self, devicesConstant(devices), dtype},
         {TensorType::get()},
         node);
     node->replaceInput(0, cast->output());
@@ -410,7 +377,7 @@ class CastInserter {
       inputs.push_back(node->input(i));
       types.push_back(TensorType::get());
     }
-    inputs.push_back(writer_.devices(devices));
+    inputs.push_back(devicesConstant(devices));
     Node* cast = createCast(ops::kPromote, inputs, types, node);
     for (size_t k = 0; k < indices.size(); ++k) {
       node->replaceInput(indices[k], cast->output(k));
@@ -419,11 +386,11 @@ class CastInserter {
 
   Graph& graph_;
   std::vector<std::shared_ptr<Graph>>* tasks_;
-  CastWriter writer_{graph_};
   StaticScopes scopes_;
   Value* caller_region_ = nullptr;
   PolicyCache policies_;
-  BarrierNeeds barriers_;
+  std::unordered_map<const FunctionSchema*, bool> may_change_; // mayChange
+  std::map<std::string, Value*> devices_constants_;
   MaybeConstants maybe_constants_;
   // TorchScript's log check builds three strings from the file name at
   // each use: asked once per run, not once per cast.

@@ -16,37 +16,6 @@ namespace jitamp {
 
 using namespace torch::jit;
 
-namespace {
-
-// KeepAddmmWholeInModule's walk: replaces the constant beta of each addmm
-// DecomposeOps would split by a read of `module`'s attribute holding it.
-bool readBetasFromAttributes(Graph& graph, const Module& module) {
-  bool changed = false;
-  forEachNode(graph.block(), [&](Node* node) {
-    if (!decomposableAddmm(node)) {
-      return;
-    }
-    Value* beta = node->namedInput(attr::beta);
-    const std::optional<IValue> constant = toIValue(beta);
-    if (!constant.has_value() || !toIValue(node->namedInput(attr::alpha))) {
-      return; // not split: beta or alpha is computed
-    }
-    WithInsertPoint before(node);
-    Value* read = readModuleAttribute(
-        module,
-        graph,
-        "_unsplit_addmm_beta_" + beta->type()->str(),
-        beta->type(),
-        *constant);
-    read->node()->setSourceRange(node->sourceRange());
-    node->replaceInput(*node->schema().argumentIndexWithName("beta"), read);
-    changed = true;
-  });
-  return changed;
-}
-
-} // namespace
-
 bool KeepAddmmWhole(const std::shared_ptr<Graph>& graph, CallerRegion& region) {
   bool changed = false;
   forEachNode(graph->block(), [&](Node* node) {
@@ -64,8 +33,27 @@ bool KeepAddmmWhole(const std::shared_ptr<Graph>& graph, CallerRegion& region) {
 bool KeepAddmmWholeInModule(const Module& module) {
   bool changed = false;
   for (const Method& method : module.get_methods()) {
-    changed |= readBetasFromAttributes(
-        *toGraphFunction(method.function()).graph(), module);
+    Graph& graph = *toGraphFunction(method.function()).graph();
+    forEachNode(graph.block(), [&](Node* node) {
+      if (!decomposableAddmm(node)) {
+        return;
+      }
+      Value* beta = node->namedInput(attr::beta);
+      const std::optional<IValue> constant = toIValue(beta);
+      if (!constant.has_value() || !toIValue(node->namedInput(attr::alpha))) {
+        return; // not split: beta or alpha is computed
+      }
+      WithInsertPoint before(node);
+      Value* read = readModuleAttribute(
+          module,
+          graph,
+          "_unsplit_addmm_beta_" + beta->type()->str(),
+          beta->type(),
+          *constant);
+      read->node()->setSourceRange(node->sourceRange());
+      node->replaceInput(*node->schema().argumentIndexWithName("beta"), read);
+      changed = true;
+    });
   }
   return changed;
 }

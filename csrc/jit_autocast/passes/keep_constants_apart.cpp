@@ -34,20 +34,15 @@ bool sameLayout(const at::Tensor& a, const at::Tensor& b) {
   return a.strides() == b.strides() && a.storage_offset() == b.storage_offset();
 }
 
-void collectTensorConstants(Block* block, std::vector<Node*>& constants) {
-  forEachNode(block, [&](Node* node) {
-    if (node->kind() == prim::Constant && node->hasAttribute(attr::value) &&
-        node->kindOf(attr::value) == AttributeKind::t) {
-      constants.push_back(node);
-    }
-  });
-}
-
 // The tensor constants of `graph` that pooling would merge with an earlier
 // one laid out otherwise.
 std::vector<Node*> constantsPooledAcrossLayouts(Graph& graph) {
-  std::vector<Node*> constants;
-  collectTensorConstants(graph.block(), constants);
+  const std::vector<Node*> constants =
+      collectNodes(graph.block(), [](const Node* node) {
+        return node->kind() == prim::Constant &&
+            node->hasAttribute(attr::value) &&
+            node->kindOf(attr::value) == AttributeKind::t;
+      });
   std::vector<Node*> firsts; // one per class of constants pooled together
   std::vector<Node*> apart;
   for (Node* constant : constants) {

@@ -7,29 +7,12 @@
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/api/module.h>
 
+#include <algorithm>
 #include <string>
 
 namespace jitamp {
 
 using namespace torch::jit;
-
-namespace {
-
-// Whether the top level of `graph` reads the guard's flag already.
-bool hasGuard(Graph& graph, const std::string& name) {
-  for (Node* node : graph.nodes()) {
-    if (node->kind() == prim::GetAttr && node->s(attr::name) == name) {
-      return true;
-    }
-  }
-  return false;
-}
-
-bool containsMM(Block* block) {
-  return anyNode(block, [](Node* node) { return node->kind() == aten::mm; });
-}
-
-} // namespace
 
 bool KeepMMsUnbatchedInModule(const Module& module) {
   static const char* const kNever = "_unbatched_mm_guard";
@@ -37,8 +20,15 @@ bool KeepMMsUnbatchedInModule(const Module& module) {
   bool changed = false;
   for (const Method& method : module.get_methods()) {
     std::shared_ptr<Graph> graph = toGraphFunction(method.function()).graph();
-    if (!containsMM(graph->block()) || hasGuard(*graph, kNever)) {
-      continue; // no mm, or guarded (idempotent)
+    const bool has_mm = anyNode(
+        graph->block(), [](Node* node) { return node->kind() == aten::mm; });
+    // guarded: the top level reads the guard's flag already (idempotent)
+    const bool guarded = std::any_of(
+        graph->nodes().begin(), graph->nodes().end(), [](Node* node) {
+          return node->kind() == prim::GetAttr && node->s(attr::name) == kNever;
+        });
+    if (!has_mm || guarded) {
+      continue;
     }
     // if self._unbatched_mm_guard: self._unbatched_mm_guard_tensor.zero_()
     WithInsertPoint at_start(graph->block()->nodes().front());

@@ -42,13 +42,9 @@ void collectCasts(
 // Whether the smart cast must stay (see SimpleExecutorPlan). Every form
 // but the list ones returns, in order, its first inputs.
 bool keepCast(const Node* cast, bool in_loop) {
-  for (const Value* output : cast->outputs()) {
-    if (output->type()->kind() == c10::TypeKind::ListType) {
-      return true;
-    }
-  }
   for (size_t i = 0; i < cast->outputs().size(); ++i) {
-    if (!in_loop && mayBeWeight(cast->input(i))) {
+    if (cast->output(i)->type()->kind() == c10::TypeKind::ListType ||
+        (!in_loop && mayBeWeight(cast->input(i)))) {
       return true;
     }
   }
@@ -90,10 +86,7 @@ bool removeKernelCasts(Block* block) {
     if (users[c].size() != 1 || keep_for.count(*users[c].begin()) != 0) {
       continue;
     }
-    for (size_t i = 0; i < cast->outputs().size(); ++i) {
-      cast->output(i)->replaceAllUsesWith(cast->input(i));
-    }
-    cast->destroy();
+    removeCast(cast);
     changed = true;
   }
   return changed;

@@ -315,11 +315,7 @@ class StockCastWriter {
   // siblings), looked at only for an MKLDNN tensor.
   void lower(Node* cast, const Lowering& lowering) {
     if (lowering.identity) {
-      const size_t n = cast->outputs().size();
-      for (size_t i = 0; i < n; ++i) {
-        cast->output(i)->replaceAllUsesWith(cast->input(i));
-      }
-      cast->destroy();
+      removeCast(cast);
       return;
     }
     WithInsertPoint guard(cast);
@@ -412,20 +408,10 @@ class StockCastWriter {
   Graph& graph_;
 };
 
-// The nodes of `block` and the blocks within that `wanted` picks.
-template <typename Wanted>
-std::vector<Node*> collect(Block* block, Wanted wanted) {
-  std::vector<Node*> out;
-  forEachNode(block, [&](Node* node) {
-    if (wanted(node)) {
-      out.push_back(node);
-    }
-  });
-  return out;
-}
-
+// The nodes of `block` and the blocks within of kind `kind`.
 std::vector<Node*> collect(Block* block, Symbol kind) {
-  return collect(block, [kind](const Node* node) { return node->kind() == kind; });
+  return collectNodes(
+      block, [kind](const Node* node) { return node->kind() == kind; });
 }
 
 // An autocast object nothing reads any more.
@@ -444,9 +430,9 @@ void removeObjectIfOnlySet(Value* object) {
 bool removeScopeOps(Block* block) {
   const bool barriers = removeAllFoldBarriers(block); // they read regions
   const std::vector<Node*> exits = collect(block, ops::kExit);
-  const std::vector<Node*> regions = collect(block, isCallerRegion);
+  const std::vector<Node*> regions = collectNodes(block, isCallerRegion);
   const std::vector<Node*> cache_flags = collect(block, ops::kCacheEnabled);
-  const std::vector<Node*> enters = collect(block, isEnter);
+  const std::vector<Node*> enters = collectNodes(block, isEnter);
   for (Node* node : exits) {
     node->destroy();
   }

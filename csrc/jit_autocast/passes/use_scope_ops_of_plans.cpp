@@ -51,13 +51,10 @@ bool UseScopeOpsOfPlans(const std::shared_ptr<Graph>& plan) {
   // An enter of an object made for it alone takes the object's values
   // instead: the object's creation and attribute writes cost more than
   // the enter itself.
-  std::vector<Node*> enters;
-  forEachNode(
+  const std::vector<Node*> enters = collectNodes(
       plan->block(),
-      [&](Node* node) {
-        if (node->kind() == ops::kEnterInPlan && node->inputs().size() == 1) {
-          enters.push_back(node);
-        }
+      [](const Node* node) {
+        return node->kind() == ops::kEnterInPlan && node->inputs().size() == 1;
       },
       Subgraphs::Visit);
   for (Node* enter : enters) {

@@ -218,27 +218,9 @@ class GraphInstaller {
     }
   }
 
-  void installModule(const Module& module) {
-    for (Function* method : module.type()->methods()) {
-      install(*method);
-    }
-    for (const Module& child : module.children()) {
-      installModule(child);
-    }
-  }
-
  private:
   std::unordered_set<Function*> visited_;
 };
-
-void rewriteModuleInto(const Module& module, FunctionRewriter& rewriter) {
-  for (Function* method : module.type()->methods()) {
-    rewriter.rewrite(*method);
-  }
-  for (const Module& child : module.children()) {
-    rewriteModuleInto(child, rewriter);
-  }
-}
 
 } // namespace
 
@@ -298,14 +280,15 @@ std::vector<std::string> RewriteCompilationUnitOf(
 }
 
 void PreoptimizeModule(const Module& module) {
-  GraphInstaller().installModule(module);
+  GraphInstaller installer;
+  forEachMethod(module, [&](Function& method) { installer.install(method); });
 }
 
 std::vector<std::string> RewriteModule(
     const Module& module,
     RewriteOptions options) {
   FunctionRewriter rewriter(options);
-  rewriteModuleInto(module, rewriter);
+  forEachMethod(module, [&](Function& method) { rewriter.rewrite(method); });
   return std::move(rewriter).changed();
 }
 

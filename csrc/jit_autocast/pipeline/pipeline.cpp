@@ -2,6 +2,7 @@
 // the one list of passes (PipelineSteps).
 #include "pipeline/pipeline.h"
 
+#include "ir/block_walk.h"
 #include "ir/fold_barriers.h"
 #include "ir/graph_function_state.h"
 #include "ir/jitamp_ir.h"
@@ -259,31 +260,30 @@ struct ModuleStep {
 
 using ModuleSteps = std::vector<ModuleStep>;
 
-void foldModuleInto(
-    const Module& module,
-    std::unordered_set<Function*>& visited,
-    std::vector<std::string>& changed) {
-  for (Function* method : module.type()->methods()) {
-    if (!method->isGraphFunction() || !visited.insert(method).second) {
-      continue;
+// The fold of every method of `module` and its submodules; returns the
+// qualified names of those it changed.
+std::vector<std::string> foldModule(const Module& module) {
+  std::vector<std::string> changed;
+  std::unordered_set<Function*> visited;
+  forEachMethod(module, [&](Function& method) {
+    if (!method.isGraphFunction() || !visited.insert(&method).second) {
+      return;
     }
-    auto& graph_function = toGraphFunction(*method);
+    auto& graph_function = toGraphFunction(method);
     graph_function.ensure_defined();
     const std::shared_ptr<Graph> graph = graph_function.graph();
     TORCH_CHECK(
-        !HasRun(*method) || !FoldStaticCasts(graph->copy()),
+        !HasRun(method) || !FoldStaticCasts(graph->copy()),
         "jitamp cannot fold the casts of '",
-        method->qualname().qualifiedName(),
+        method.qualname().qualifiedName(),
         "': it has already run, and TorchScript's executor keeps the graph it "
         "compiled then. Fold right after torch.jit.freeze(), before the first "
         "call.");
     if (FoldStaticCasts(graph)) {
-      changed.push_back(method->qualname().qualifiedName());
+      changed.push_back(method.qualname().qualifiedName());
     }
-  }
-  for (const Module& child : module.children()) {
-    foldModuleInto(child, visited, changed);
-  }
+  });
+  return changed;
 }
 
 // The methods of `module` itself (a frozen module's code is all there).
@@ -330,10 +330,7 @@ const ModuleSteps& foldSteps() {
       {"repair_frozen_call_stacks", "repairs/repair_frozen_call_stacks.h",
        [](ModuleRun& run) { RepairFrozenCallStacks(run.module); }},
       {"fold_static_casts", "passes/fold_static_casts.h",
-       [](ModuleRun& run) {
-         std::unordered_set<Function*> visited;
-         foldModuleInto(run.module, visited, run.changed);
-       },
+       [](ModuleRun& run) { run.changed = foldModule(run.module); },
        FoldStaticCasts},
       {"keep_constants_apart", "passes/keep_constants_apart.h",
        [](ModuleRun& run) { KeepConstantsApartInModule(run.module); }},

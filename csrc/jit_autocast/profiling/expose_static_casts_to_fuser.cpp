@@ -34,10 +34,8 @@ using namespace torch::jit;
 
 namespace {
 
-const c10::Symbol kFusibleToFp16 =
-    c10::Symbol::fromQualString("jitamp::fusible_to_fp16");
-const c10::Symbol kFusibleToFp32 =
-    c10::Symbol::fromQualString("jitamp::fusible_to_fp32");
+const c10::Symbol kFusibleToFp16 = ops::named("fusible_to_fp16");
+const c10::Symbol kFusibleToFp32 = ops::named("fusible_to_fp32");
 
 std::atomic<bool>& fuserCastsFlag() {
   static std::atomic<bool> enabled{false}; // expose_static_casts_to_fuser.h: opt-in for now

@@ -81,8 +81,7 @@ bool needsKeepingOutOfLine(Node* node) {
 }
 
 bool putKeepOutOfLineAfter(Node* node) {
-  static const c10::Symbol keep =
-      c10::Symbol::fromQualString("jitamp::keep_out_of_line");
+  static const c10::Symbol keep = ops::named("keep_out_of_line");
   if (node->next()->kind() == keep) {
     return false;
   }

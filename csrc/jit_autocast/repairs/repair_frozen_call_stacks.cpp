@@ -31,14 +31,11 @@ namespace {
 class FrozenCallStackRepair {
  public:
   void repairModule(const Module& module) {
-    for (Function* method : module.type()->methods()) {
-      if (method->isGraphFunction()) {
-        repairBlock(toGraphFunction(*method).graph()->block());
+    forEachMethod(module, [this](Function& method) {
+      if (method.isGraphFunction()) {
+        repairBlock(toGraphFunction(method).graph()->block());
       }
-    }
-    for (const Module& child : module.children()) {
-      repairModule(child);
-    }
+    });
   }
 
  private:
