@@ -11,7 +11,7 @@ as the "known:" kind it is.
    cast them in C++ argument-evaluation order (last first with GCC), so
    backward summed the gradients of a value an op takes twice in another
    order (low-precision rounding). Fixed: the pass inserts casts in eager's
-   order, probed once (eagerCastsLastArgumentFirst, cast_ops.h).
+   order, probed once (eagerCastsLastArgumentFirst, ir/op_casts.h).
 3. A function decorated with @torch.autocast(...) was scripted as if its
    body were in a `with torch.autocast(...)` made at each call, so a dtype
    or cache flag the decorator leaves out came from the caller; eager's

@@ -1,8 +1,8 @@
 // The jitamp op library: the guard class, every schema and every kernel,
 // registered in one translation unit so that the class exists before the
 // schemas and kernel signatures that name it (static initialization order
-// across files is unspecified). Kernels are in ops/cast_ops.cpp (smart
-// casts), ops/scope_ops.cpp (scopes, fallback calls), ops/task_ops.cpp
+// across files is unspecified). Kernels are in ops/cast_ops.h and .cpp
+// (smart casts), ops/scope_ops.cpp (scopes, fallback calls), ops/task_ops.cpp
 // (waits, forked tasks), ops/frozen_kernels.cpp (ATen's kernels, faster
 // in frozen models) and pipeline/loader.cpp (loading saved models).
 #include "ops/cast_ops.h"

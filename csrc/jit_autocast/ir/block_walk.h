@@ -80,12 +80,12 @@ std::vector<torch::jit::Node*> collectNodes(
 
 // Calls `visit(method)` for each method of `module` (a torch::jit::Module;
 // the caller includes torch/csrc/jit/api/module.h), then of its submodules.
-template <typename Module, typename Visit>
-void forEachMethod(const Module& module, Visit&& visit) {
+template <typename ModuleT, typename Visit>
+void forEachMethod(const ModuleT& module, Visit&& visit) {
   for (torch::jit::Function* method : module.type()->methods()) {
     visit(*method);
   }
-  for (const Module& child : module.children()) {
+  for (const ModuleT& child : module.children()) {
     forEachMethod(child, visit);
   }
 }

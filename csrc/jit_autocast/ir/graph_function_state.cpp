@@ -60,6 +60,10 @@ JITAMP_PRIVATE_MEMBER(ProfilingRecordTag, &ProfilingGraphExecutorImpl::pr_);
 
 } // namespace
 
+// TorchScript fills one slot of optimized_graphs_ (one per autocast
+// specialization) at a time, when the function first runs, or a caller
+// inlines it, under that specialization. jitamp fills every slot with one
+// graph (installOptimizedGraph): that is how its graph is told apart.
 bool holdsJitampsOptimizedGraph(GraphFunction& graph_function) {
   const auto& slots = graph_function.*get(OptimizedGraphsTag());
   static_assert(

@@ -148,8 +148,12 @@ inline ScopeFacts scopeFacts(const torch::jit::Node* enter) {
 }
 
 // OpenScopes (open_scopes.h) with what each open scope sets.
-class StaticScopes : public OpenScopes {
+class StaticScopes : private OpenScopes {
  public:
+  using OpenScopes::innermost;
+  using OpenScopes::track;
+  using OpenScopes::walkBlocks;
+
   // The state of `device_type` at this point, if static. Device types other
   // than CPU and CUDA have no autocast state that a cast reads: off.
   std::optional<DeviceAutocast> stateOf(c10::DeviceType device_type) const {
@@ -179,7 +183,8 @@ class StaticScopes : public OpenScopes {
   // constant comes first (it might be any device type).
   std::pair<const OpenScope*, ScopeFacts> governing(
       c10::DeviceType device_type) const {
-    for (auto scope = all().rbegin(); scope != all().rend(); ++scope) {
+    const std::vector<OpenScope>& open = all();
+    for (auto scope = open.rbegin(); scope != open.rend(); ++scope) {
       ScopeFacts facts = scopeFacts(scope->guard->node());
       if (!facts.device_type) {
         break;

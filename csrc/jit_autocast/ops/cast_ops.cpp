@@ -136,10 +136,12 @@ const EagerNoGradCasts& eagerNoGradCasts() {
           castInEagerCache(at::kBFloat16, *probe, DeviceType::CPU)
               .requires_grad();
     }
-    at::AutoGradMode grad(true);
-    found.handed_to_grad_uses =
-        !castInEagerCache(at::kBFloat16, *probe, DeviceType::CPU)
-             .requires_grad();
+    {
+      at::AutoGradMode grad(true);
+      found.handed_to_grad_uses =
+          !castInEagerCache(at::kBFloat16, *probe, DeviceType::CPU)
+               .requires_grad();
+    }
     return found;
   }();
   return casts;

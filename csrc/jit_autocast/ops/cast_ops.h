@@ -1,4 +1,5 @@
-// Kernels of the smart casts (cast_ops.cpp), registered in library.cpp.
+// Kernels of the smart casts (here and in cast_ops.cpp), registered in
+// library.cpp.
 #pragma once
 
 #include <ATen/core/Tensor.h>

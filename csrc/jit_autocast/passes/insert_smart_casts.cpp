@@ -210,7 +210,7 @@ class CastInserter {
         const Symbol kind = policy == CastPolicy::LowerPrecisionFp
             ? ops::kToFp16
             : ops::kToFp32;
-        // In eager's order (eagerCastsLastArgumentFirst, cast_ops.h): each
+        // In eager's order (eagerCastsLastArgumentFirst, ir/op_casts.h): each
         // cast goes in just before the op.
         const size_t n =
             std::min(node->inputs().size(), schema.arguments().size());

@@ -33,8 +33,11 @@ bool KeepAddmmWhole(const std::shared_ptr<Graph>& graph, CallerRegion& region) {
 bool KeepAddmmWholeInModule(const Module& module) {
   bool changed = false;
   for (const Method& method : module.get_methods()) {
-    Graph& graph = *toGraphFunction(method.function()).graph();
-    forEachNode(graph.block(), [&](Node* node) {
+    // Each addmm DecomposeOps would split reads its constant beta from an
+    // attribute of `module` holding it.
+    const std::shared_ptr<Graph> graph =
+        toGraphFunction(method.function()).graph();
+    forEachNode(graph->block(), [&](Node* node) {
       if (!decomposableAddmm(node)) {
         return;
       }
@@ -46,7 +49,7 @@ bool KeepAddmmWholeInModule(const Module& module) {
       WithInsertPoint before(node);
       Value* read = readModuleAttribute(
           module,
-          graph,
+          *graph,
           "_unsplit_addmm_beta_" + beta->type()->str(),
           beta->type(),
           *constant);

@@ -20,14 +20,17 @@ bool KeepMMsUnbatchedInModule(const Module& module) {
   bool changed = false;
   for (const Method& method : module.get_methods()) {
     std::shared_ptr<Graph> graph = toGraphFunction(method.function()).graph();
-    const bool has_mm = anyNode(
-        graph->block(), [](Node* node) { return node->kind() == aten::mm; });
-    // guarded: the top level reads the guard's flag already (idempotent)
-    const bool guarded = std::any_of(
-        graph->nodes().begin(), graph->nodes().end(), [](Node* node) {
-          return node->kind() == prim::GetAttr && node->s(attr::name) == kNever;
-        });
-    if (!has_mm || guarded) {
+    if (!anyNode(graph->block(), [](Node* node) {
+          return node->kind() == aten::mm;
+        })) {
+      continue;
+    }
+    // Guarded already (idempotent): its top level reads the guard's flag.
+    if (std::any_of(
+            graph->nodes().begin(), graph->nodes().end(), [](Node* node) {
+              return node->kind() == prim::GetAttr &&
+                  node->s(attr::name) == kNever;
+            })) {
       continue;
     }
     // if self._unbatched_mm_guard: self._unbatched_mm_guard_tensor.zero_()

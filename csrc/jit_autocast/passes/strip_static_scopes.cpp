@@ -409,7 +409,7 @@ class StockCastWriter {
 };
 
 // The nodes of `block` and the blocks within of kind `kind`.
-std::vector<Node*> collect(Block* block, Symbol kind) {
+std::vector<Node*> collectOfKind(Block* block, Symbol kind) {
   return collectNodes(
       block, [kind](const Node* node) { return node->kind() == kind; });
 }
@@ -429,9 +429,9 @@ void removeObjectIfOnlySet(Value* object) {
 
 bool removeScopeOps(Block* block) {
   const bool barriers = removeAllFoldBarriers(block); // they read regions
-  const std::vector<Node*> exits = collect(block, ops::kExit);
+  const std::vector<Node*> exits = collectOfKind(block, ops::kExit);
   const std::vector<Node*> regions = collectNodes(block, isCallerRegion);
-  const std::vector<Node*> cache_flags = collect(block, ops::kCacheEnabled);
+  const std::vector<Node*> cache_flags = collectOfKind(block, ops::kCacheEnabled);
   const std::vector<Node*> enters = collectNodes(block, isEnter);
   for (Node* node : exits) {
     node->destroy();

@@ -260,10 +260,9 @@ struct ModuleStep {
 
 using ModuleSteps = std::vector<ModuleStep>;
 
-// The fold of every method of `module` and its submodules; returns the
-// qualified names of those it changed.
-std::vector<std::string> foldModule(const Module& module) {
-  std::vector<std::string> changed;
+// The fold of every method of `module` and its submodules; adds the
+// qualified names of those it changed to `changed`.
+void foldModule(const Module& module, std::vector<std::string>& changed) {
   std::unordered_set<Function*> visited;
   forEachMethod(module, [&](Function& method) {
     if (!method.isGraphFunction() || !visited.insert(&method).second) {
@@ -283,7 +282,6 @@ std::vector<std::string> foldModule(const Module& module) {
       changed.push_back(method.qualname().qualifiedName());
     }
   });
-  return changed;
 }
 
 // The methods of `module` itself (a frozen module's code is all there).
@@ -330,7 +328,7 @@ const ModuleSteps& foldSteps() {
       {"repair_frozen_call_stacks", "repairs/repair_frozen_call_stacks.h",
        [](ModuleRun& run) { RepairFrozenCallStacks(run.module); }},
       {"fold_static_casts", "passes/fold_static_casts.h",
-       [](ModuleRun& run) { run.changed = foldModule(run.module); },
+       [](ModuleRun& run) { foldModule(run.module, run.changed); },
        FoldStaticCasts},
       {"keep_constants_apart", "passes/keep_constants_apart.h",
        [](ModuleRun& run) { KeepConstantsApartInModule(run.module); }},

@@ -1,5 +1,7 @@
 #include "repairs/out_of_line.h"
 
+#include "ir/jitamp_ir.h"
+
 #include <torch/csrc/jit/ir/ir.h>
 
 #include <unordered_set>
