@@ -17,21 +17,16 @@ using namespace torch::jit;
 bool KeepMMsUnbatchedInModule(const Module& module) {
   static const char* const kNever = "_unbatched_mm_guard";
   static const char* const kTensor = "_unbatched_mm_guard_tensor";
+  const auto is_mm = [](const Node* node) { return node->kind() == aten::mm; };
+  const auto reads_guard = [](const Node* node) {
+    return node->kind() == prim::GetAttr && node->s(attr::name) == kNever;
+  };
   bool changed = false;
   for (const Method& method : module.get_methods()) {
     std::shared_ptr<Graph> graph = toGraphFunction(method.function()).graph();
-    if (!anyNode(graph->block(), [](Node* node) {
-          return node->kind() == aten::mm;
-        })) {
-      continue;
-    }
-    // Guarded already (idempotent): its top level reads the guard's flag.
-    if (std::any_of(
-            graph->nodes().begin(), graph->nodes().end(), [](Node* node) {
-              return node->kind() == prim::GetAttr &&
-                  node->s(attr::name) == kNever;
-            })) {
-      continue;
+    if (!anyNode(graph->block(), is_mm) ||
+        std::any_of(graph->nodes().begin(), graph->nodes().end(), reads_guard)) {
+      continue; // no mm, or guarded already at its top level (idempotent)
     }
     // if self._unbatched_mm_guard: self._unbatched_mm_guard_tensor.zero_()
     WithInsertPoint at_start(graph->block()->nodes().front());

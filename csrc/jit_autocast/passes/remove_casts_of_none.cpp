@@ -22,8 +22,7 @@ bool RemoveCastsOfNone(const std::shared_ptr<Graph>& graph) {
     if (isSmartCast(node) && node->outputs().size() == 1 &&
         node->output()->type()->kind() == TypeKind::OptionalType &&
         node->input(0)->mustBeNone()) {
-      node->output()->replaceAllUsesWith(node->input(0));
-      node->destroy();
+      removeCast(node);
       changed = true;
     }
   });
