@@ -330,17 +330,25 @@ def test_weights_cast_once_not_per_call():
     assert sum(e.name == "aten::_to_copy" for e in copies) == 1, [e.name for e in copies]
 
 
-def test_a_frozen_module_that_has_run_is_folded_or_refused(monkeypatch):
+def rewritten_unfolded(model, simple_executor=True):
+    """torch.jit.freeze's copy of `model` scripted with jitamp, rewritten as
+    the freeze pipeline's first step does, its casts not folded yet."""
+    with torchscript_deprecation_ignored():
+        frozen = jitamp._loader.plain_freeze(oracle.script(model, profiling_executor=not simple_executor))
+    jitamp.passes.run_on_module(["rewrite_module"], frozen, simple_executor=simple_executor)
+    return frozen
+
+
+def test_a_frozen_module_that_has_run_is_folded_or_refused():
     torch.manual_seed(0)
     model = MLP().eval()
-    monkeypatch.setattr(jitamp._loader, "_fold_static_casts", lambda frozen: None)
     # Run by jitamp's simple executor, which jitamp builds (function_rewrite.cpp):
     # folding after a call remakes it, so the fold takes effect.
-    with torchscript_deprecation_ignored():
-        frozen = torch.jit.freeze(oracle.script(model))
+    frozen = rewritten_unfolded(model)
     frozen(inputs(MLP)[0])
     assert casts_of_constants(frozen.graph) != []
-    assert [name.rsplit(".", 2)[-2:] for name in jitamp._C.freeze_module(frozen._c)] == [["MLP", "forward"]]
+    folded_names = jitamp._C.freeze_module(frozen._c, simple_executor=True)
+    assert [name.rsplit(".", 2)[-2:] for name in folded_names] == [["MLP", "forward"]]
     assert casts_of_constants(frozen.graph) == []
     with torch.no_grad(), torch.autograd.profiler.profile(use_kineto=False) as prof:
         frozen(inputs(MLP)[0])
@@ -348,17 +356,62 @@ def test_a_frozen_module_that_has_run_is_folded_or_refused(monkeypatch):
     check_against_eager(model, inputs(MLP), scripted=frozen)
     # Run by the profiling executor, which TorchScript builds and which keeps
     # the graph it compiled: folding now would not count.
-    with torchscript_deprecation_ignored():
-        profiled = torch.jit.freeze(oracle.script(model, profiling_executor=True))
+    profiled = rewritten_unfolded(model, simple_executor=False)
     profiled(inputs(MLP)[0])
     with pytest.raises(RuntimeError, match="cannot fold the casts of .*already run"):
-        jitamp._C.freeze_module(profiled._c)
+        jitamp._C.freeze_module(profiled._c, simple_executor=False)
     # a folded one that has run: nothing to do, no error
-    monkeypatch.undo()
     with torchscript_deprecation_ignored():
         folded = torch.jit.freeze(oracle.script(model))
     folded(inputs(MLP)[0])
-    assert jitamp._C.freeze_module(folded._c) == []
+    assert jitamp._C.freeze_module(folded._c, simple_executor=True) == []
+
+
+class TwoMethods(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 8)
+        self.out = nn.Linear(8, 4)
+
+    @torch.jit.export
+    def encode(self, x: Tensor) -> Tensor:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return torch.relu(self.fc(x))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.out(self.encode(x).float())
+
+
+def test_optimize_for_inference_folds_the_other_methods_too():
+    """Of a scripted module, and of one frozen first, whose fold is done:
+    torch's passes would now repack or transpose its cast weights, so it is
+    left as optimizing the unfrozen module leaves it."""
+    torch.manual_seed(0)
+    model = TwoMethods().eval()
+    with torchscript_deprecation_ignored():
+        optimized = torch.jit.optimize_for_inference(oracle.script(model), other_methods=["encode"])
+        frozen_first = torch.jit.optimize_for_inference(
+            torch.jit.freeze(oracle.script(model), preserved_attrs=["encode"]), other_methods=["encode"])
+    for method in ("forward", "encode"):
+        kinds = [[node.kind() for node in getattr(m, method).graph.nodes()] for m in (optimized, frozen_first)]
+        assert kinds[0] == kinds[1], kinds
+    # The bfloat16 scope's weight cast once, in both methods; the head's
+    # casts, whose state is the caller's, stay.
+    for graph, kept in ((optimized.graph, ["self.out.bias", "self.out.weight"]), (optimized.encode.graph, [])):
+        assert constant_names(graph, "jitamp::autocast_to_fp16") == kept, graph
+        assert "%self.fc.weight_BFloat16 : BFloat16(8, 16" in str(graph), graph
+    x = inputs(MLP)[0]
+    for outer in OUTERS.values():
+        for grad in GRAD.values():
+            with grad():
+                for scripted in (optimized, frozen_first):
+                    check_against_eager(model, (x,), scripted=scripted, outer=outer)
+                    check_against_eager(model.encode, (x,), scripted=scripted.encode, outer=outer)
+
+
+def test_optimize_for_inference_refuses_what_torch_refuses():
+    with pytest.raises(RuntimeError, match="optimize_for_inference expects a ScriptModule"):
+        torch.jit.optimize_for_inference(MLP().eval())
 
 
 def test_jitamp_freeze_refuses_bad_input():

@@ -174,9 +174,20 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "freeze_module",
       &jitamp::FreezeModule,
-      py::arg("module"),
-      "The freeze pipeline (pipeline.h) on a frozen module; returns the "
-      "names of the methods whose casts it folded.");
+      py::arg("frozen"),
+      py::arg("simple_executor"),
+      "The freeze pipeline (pipeline.h) on the copy torch.jit.freeze made of "
+      "a module jitamp rewrote; returns the names of the methods whose casts "
+      "it folded.");
+
+  m.def(
+      "optimize_for_inference",
+      &jitamp::OptimizeForInference,
+      py::arg("frozen"),
+      py::arg("simple_executor"),
+      py::arg("other_methods"),
+      "The optimize_for_inference pipeline (pipeline.h): the freeze pipeline "
+      "with torch.jit.optimize_for_inference's passes after the rewrite.");
 
   m.def(
       "preoptimize_module",
@@ -199,11 +210,15 @@ PYBIND11_MODULE(_C, m) {
         py::list steps;
         for (const auto& step : jitamp::PipelineSteps()) {
           steps.append(py::make_tuple(
-              step.pipeline, step.pass, step.header, step.on_graph));
+              step.pipeline,
+              step.pass,
+              step.header,
+              step.on_graph,
+              step.on_model));
         }
         return steps;
       },
-      "(pipeline, pass, header, on_graph) for every step jitamp runs, in "
+      "(pipeline, pass, header, on_graph, on_model) for every step jitamp runs, in "
       "order (pipeline.h): the one pass list.");
 
   m.def(

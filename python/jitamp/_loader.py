@@ -26,7 +26,6 @@ jitamp/_patches.py.
 from __future__ import annotations
 
 import functools
-import threading
 from typing import Any, Callable
 
 import torch
@@ -199,13 +198,10 @@ def _simple_executor_of(module: torch._C.ScriptModule) -> bool | None:
     return bool(loader.simple_executor)
 
 
-_freezing = threading.local()  # .deferred: optimize_for_inference folds at its end
-
-
-def _fold_static_casts(frozen: Any) -> None:
-    """Casts of frozen weights under a static autocast state, done once
-    (csrc/jit_autocast/passes/fold_static_casts.h), in every method of `frozen`."""
-    _C.freeze_module(frozen._c)
+def plain_freeze(module: Any, **kwargs: Any) -> Any:
+    """torch.jit.freeze as torch has it, without jitamp's freeze pipeline
+    (freezing_rewritten)."""
+    return getattr(torch.jit.freeze, "__wrapped__", torch.jit.freeze)(module, **kwargs)
 
 
 def freezing_rewritten(freeze: Callable[..., Any]) -> Callable[..., Any]:
@@ -215,43 +211,48 @@ def freezing_rewritten(freeze: Callable[..., Any]) -> Callable[..., Any]:
     TorchScript's defaults say: PyTorch's built-in JIT autocast would then
     run on a frozen jitamp model at its first call under an eager autocast
     (float16 where eager gives float32 behind a scripted enabled=False
-    scope). Freezing a module jitamp rewrote rewrites the frozen copy too, as
-    jitamp.rewrite() does, then does each cast of a frozen weight whose
-    autocast state the graph fixes once (fold_static_casts), unless
-    optimize_for_inference, which freezes through this function, defers it
-    (optimizing_then_folding)."""
+    scope). The copy of a module jitamp rewrote goes through the freeze
+    pipeline (csrc/jit_autocast/pipeline/pipeline.h: rewritten as
+    jitamp.rewrite() does, then each cast of a frozen weight whose autocast
+    state the graph fixes done once) and gets the loader object."""
 
     @functools.wraps(freeze)
     def freeze_and_rewrite(mod, *args, **kwargs):
         frozen = freeze(mod, *args, **kwargs)
         simple = _simple_executor_of(mod._c) if hasattr(mod, "_c") else None
         if simple is not None:
-            rewrite_module(frozen._c, simple)
-            if not getattr(_freezing, "deferred", False):
-                _fold_static_casts(frozen)
+            _C.freeze_module(frozen._c, simple_executor=simple)
+            attach(frozen._c, simple)
         return frozen
 
     return freeze_and_rewrite
 
 
-def optimizing_then_folding(optimize: Callable[..., Any]) -> Callable[..., Any]:
-    """torch.jit.optimize_for_inference, for jitamp/_patches.py: it freezes
-    through torch.jit.freeze (freezing_rewritten) and folds after its own
-    passes, which thus see the graph they saw before (weights behind their
-    casts: no MKLDNN repacking or linear concatenation of cast weights,
-    whose numerics are not eager's)."""
+def optimizing_rewritten(optimize: Callable[..., Any]) -> Callable[..., Any]:
+    """torch.jit.optimize_for_inference, for jitamp/_patches.py.
+
+    For a module jitamp rewrote, what torch's does (torch/jit/_freeze.py:
+    freeze unless frozen, then its passes), with the optimize_for_inference
+    pipeline in place of its passes: the freeze pipeline with those passes
+    between the rewrite and the fold, so that they see each weight behind
+    its cast (pipeline.h). A module frozen already has had its fold
+    (torch.jit.freeze is freezing_rewritten): torch's passes would now
+    repack and transpose the cast weights, whose numerics are then not
+    eager's, so it gets the freeze pipeline alone (nothing left to do where
+    that folded it), as optimizing it unfrozen would leave it."""
 
     @functools.wraps(optimize)
-    def optimize_and_fold(mod, *args, **kwargs):
-        rewritten = isinstance(mod, torch.jit.ScriptModule) and _simple_executor_of(mod._c) is not None
-        was_deferred = getattr(_freezing, "deferred", False)
-        _freezing.deferred = True
-        try:
-            optimized = optimize(mod, *args, **kwargs)
-        finally:
-            _freezing.deferred = was_deferred
-        if rewritten and not was_deferred:
-            _fold_static_casts(optimized)
-        return optimized
+    def optimize_rewritten(mod, other_methods=None):
+        simple = _simple_executor_of(mod._c) if isinstance(mod, torch.jit.ScriptModule) else None
+        if simple is None:
+            return optimize(mod, other_methods)
+        other_methods = [] if other_methods is None else other_methods
+        if hasattr(mod, "training"):  # not frozen yet
+            mod = plain_freeze(mod.eval(), preserved_attrs=other_methods)
+            _C.optimize_for_inference(mod._c, simple_executor=simple, other_methods=other_methods)
+        else:
+            _C.freeze_module(mod._c, simple_executor=simple)
+        attach(mod._c, simple)
+        return mod
 
-    return optimize_and_fold
+    return optimize_rewritten

@@ -249,7 +249,7 @@ AT_IMPORT: tuple[Patch, ...] = (
     Replace(_freeze, "freeze", _loader.freezing_rewritten, also=[torch.jit], once=True,
             because="torch.jit.freeze's copy of a module runs with TorchScript's defaults (executor, built-in "
             "JIT autocast), not as jitamp configured the original, and casts frozen weights at every call"),
-    Replace(_freeze, "optimize_for_inference", _loader.optimizing_then_folding, also=[torch.jit], once=True,
+    Replace(_freeze, "optimize_for_inference", _loader.optimizing_rewritten, also=[torch.jit], once=True,
             because="torch.jit.optimize_for_inference freezes (as torch.jit.freeze) and then runs passes of its "
             "own, after which the casts of frozen weights are folded"),
 )

@@ -207,8 +207,7 @@ def freeze(module: Any, *, preserved_attrs: Sequence[str] | None = None,
     if not standalone:
         return torch.jit.freeze(module, preserved_attrs=preserved_attrs, optimize_numerics=optimize_numerics)
     # torch's own freeze (no loader object: it would need jitamp to load)
-    plain_freeze = getattr(torch.jit.freeze, "__wrapped__", torch.jit.freeze)
-    frozen = plain_freeze(module, preserved_attrs=preserved_attrs, optimize_numerics=optimize_numerics)
+    frozen = _loader.plain_freeze(module, preserved_attrs=preserved_attrs, optimize_numerics=optimize_numerics)
     if frozen._c.hasattr(_loader.ATTRIBUTE):
         raise ValueError("jitamp.freeze(standalone=True): the module's methods use its jitamp loader object")
     # the standalone_freeze pipeline (csrc/jit_autocast/pipeline/pipeline.h)

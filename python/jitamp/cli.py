@@ -243,7 +243,8 @@ def _parser() -> argparse.ArgumentParser:
         "on the graph of TARGET as TorchScript scripts it (without jitamp; --method picks a "
         "module's), or on FILE.ir (TorchScript IR text; `#` starts a comment). A step of the "
         "freeze pipelines runs on the model, scripted with jitamp and frozen by torch.jit.freeze "
-        "alone; the pipelines freeze and standalone_freeze are jitamp.freeze's.",
+        "alone; the pipelines freeze and standalone_freeze are jitamp.freeze's, optimize_for_inference "
+        "is torch.jit.optimize_for_inference's.",
         epilog="example:\n  jitamp opt model.py:fn --passes=rewrite\n"
         "  jitamp opt model.py:fn --passes=rewrite,preoptimize,hoist_loop_casts\n"
         "  jitamp opt graph.ir --passes=remove_fold_barriers\n"
@@ -565,8 +566,8 @@ def opt(args: argparse.Namespace) -> str:
     names = [name.strip() for name in args.passes.split(",")]
     if not all(names):
         raise CliError(f"bad --passes '{args.passes}': expected NAME,NAME,... (`jitamp passes` lists them)")
-    module_pipelines = ("freeze", "standalone_freeze")
-    module_steps = set(_passes.PIPELINES["freeze"] + _passes.PIPELINES["standalone_freeze"])
+    module_pipelines = _passes.MODULE_PIPELINES
+    module_steps = {step.name for step in _passes.STEPS if step.on_model}
     graph_names = _passes.GRAPH_PASSES | set(_passes.GRAPH_PIPELINES)
     for name in names:
         if name not in graph_names and name not in module_steps and name not in module_pipelines:
@@ -578,7 +579,7 @@ def opt(args: argparse.Namespace) -> str:
             raise CliError(f"--passes mixes graph passes ({', '.join(on_graph)}) with steps of the freeze "
                            f"pipelines, which run on a model ({', '.join(on_module)}): run them apart")
         if any(name in module_pipelines for name in names) and len(names) > 1:
-            raise CliError("a freeze pipeline runs whole, alone: --passes=freeze or --passes=standalone_freeze")
+            raise CliError(f"a freeze pipeline runs whole, alone: --passes={' or --passes='.join(module_pipelines)}")
         frozen = _frozen_for_opt(args, names)
         return render(_functions(frozen, args.method, False)[0][1].graph, inline=False, source=False)
     graph = _graph_for_opt(args)
@@ -628,9 +629,10 @@ def _graph_for_opt(args: argparse.Namespace) -> torch._C.Graph:
 
 
 def _frozen_for_opt(args: argparse.Namespace, names: list[str]) -> Any:
-    """TARGET scripted with jitamp and frozen: by jitamp.freeze for a freeze
-    pipeline, else by torch.jit.freeze alone and then the steps `names`."""
-    from . import api, passes as _passes
+    """TARGET scripted with jitamp and frozen: as jitamp.freeze or
+    torch.jit.optimize_for_inference do for a freeze pipeline, else by
+    torch.jit.freeze alone and then the steps `names`."""
+    from . import _loader, api, passes as _passes
 
     if args.target.endswith(".ir"):
         raise CliError(f"{names[0]} runs on a model (path/to/file.py:NAME or a saved file), not on FILE.ir")
@@ -640,15 +642,17 @@ def _frozen_for_opt(args: argparse.Namespace, names: list[str]) -> Any:
     scripted.eval()
     profiling = _PROFILING_EXECUTOR
     with torchscript_deprecation_ignored():
-        if names[0] in ("freeze", "standalone_freeze"):
+        if names[0] == "optimize_for_inference":
+            api.rewrite(scripted, profiling_executor=profiling)
+            return torch.jit.optimize_for_inference(scripted)
+        if names[0] in _passes.MODULE_PIPELINES:
             try:
                 return api.freeze(scripted, profiling_executor=profiling,
                                   standalone=names[0] == "standalone_freeze")
             except ValueError as error:  # what keeps the model from freezing standalone, by line
                 raise CliError(str(error)) from None
         api.rewrite(scripted, profiling_executor=profiling)
-        plain_freeze = getattr(torch.jit.freeze, "__wrapped__", torch.jit.freeze)
-        frozen = plain_freeze(scripted)
+        frozen = _loader.plain_freeze(scripted)
         _passes.run_on_module(names, frozen, simple_executor=not profiling)
         return frozen
 

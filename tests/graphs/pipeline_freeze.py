@@ -1,7 +1,7 @@
 # The freeze pipeline (FreezeModule, pipeline/pipeline.cpp; docs/frozen.md):
 # what jitamp.freeze(model) does after torch.jit.freeze of the rewritten
-# model, and torch.jit.freeze and optimize_for_inference of a model jitamp
-# rewrote (repair_frozen_call_stacks, fold_static_casts,
+# model, and torch.jit.freeze of a model jitamp
+# rewrote (rewrite_module, repair_frozen_call_stacks, fold_static_casts,
 # keep_constants_apart, pool_channels_last, preoptimize_module). Its
 # characteristic result: in a constant dtype scope (`torch.autocast("cpu",
 # dtype=torch.bfloat16)`) the casts of the frozen conv weights are done

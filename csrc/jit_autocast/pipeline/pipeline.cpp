@@ -246,6 +246,8 @@ bool runSteps(const Steps& steps, GraphRun& run) {
 struct ModuleRun {
   Module module;
   bool simple_executor = true;
+  // optimize_for_inference's methods besides forward
+  std::vector<std::string> other_methods;
   std::vector<std::string> changed; // methods whose casts were folded
 };
 
@@ -322,7 +324,16 @@ void checkNoObstacles(const Module& module) {
   TORCH_CHECK_VALUE(false, message);
 }
 
-// What both freeze pipelines begin with: the casts of frozen weights done.
+// The frozen copy rewritten and configured as the module it was made from
+// (torch.jit.freeze makes new functions, which run as TorchScript's
+// defaults say). Idempotent on the rewritten graphs it copied.
+const ModuleStep kRewriteModule = {
+    "rewrite_module", "pipeline/function_rewrite.h", [](ModuleRun& run) {
+      RewriteModule(run.module, RewriteOptions{run.simple_executor});
+    }};
+
+// What every freeze pipeline does after the rewrite: the casts of frozen
+// weights done.
 const ModuleSteps& foldSteps() {
   static const ModuleSteps steps = {
       {"repair_frozen_call_stacks", "repairs/repair_frozen_call_stacks.h",
@@ -340,28 +351,44 @@ const ModuleStep kPreoptimizeModule = {
     "preoptimize_module", "pipeline/function_rewrite.h",
     [](ModuleRun& run) { PreoptimizeModule(run.module); }};
 
+// `first`, then the fold, then what a frozen model with jitamp's ops ends
+// with.
+ModuleSteps foldingAfter(ModuleSteps first) {
+  const ModuleSteps& fold = foldSteps();
+  first.insert(first.end(), fold.begin(), fold.end());
+  // jitamp's ops: not in standalone models
+  first.push_back(
+      {"pool_channels_last", "passes/pool_channels_last.h",
+       [](ModuleRun& run) { PoolChannelsLastInModule(run.module); },
+       PoolChannelsLast});
+  first.push_back(kPreoptimizeModule);
+  return first;
+}
+
 const ModuleSteps& freezeSteps() {
-  static const ModuleSteps steps = [] {
-    ModuleSteps all = foldSteps();
-    // jitamp's ops: not in standalone models
-    all.push_back(
-        {"pool_channels_last", "passes/pool_channels_last.h",
-         [](ModuleRun& run) { PoolChannelsLastInModule(run.module); },
-         PoolChannelsLast});
-    all.push_back(kPreoptimizeModule);
-    return all;
-  }();
+  static const ModuleSteps steps = foldingAfter({kRewriteModule});
+  return steps;
+}
+
+// torch.jit.optimize_for_inference's own passes run after the rewrite (a
+// rewrite after them would cast the ops they make) and before the fold, so
+// they see the graph they see without it: weights behind their casts (no
+// MKLDNN repacking or linear concatenation of cast weights, whose numerics
+// are not eager's).
+const ModuleSteps& optimizeForInferenceSteps() {
+  static const ModuleSteps steps = foldingAfter({
+      kRewriteModule,
+      {"torch_optimize_for_inference", "torch/csrc/jit/api/module.h",
+       [](ModuleRun& run) {
+         optimize_for_inference(run.module, run.other_methods);
+       }},
+  });
   return steps;
 }
 
 const ModuleSteps& standaloneSteps() {
   static const ModuleSteps steps = [] {
-    ModuleSteps all = {
-        {"rewrite_module", "pipeline/function_rewrite.h",
-         [](ModuleRun& run) {
-           RewriteModule(run.module, RewriteOptions{run.simple_executor});
-         }},
-    };
+    ModuleSteps all = {kRewriteModule};
     const ModuleSteps& fold = foldSteps();
     all.insert(all.end(), fold.begin(), fold.end());
     all.push_back(kPreoptimizeModule);
@@ -413,6 +440,7 @@ const std::vector<std::pair<const char*, const ModuleSteps*>>&
 modulePipelines() {
   static const std::vector<std::pair<const char*, const ModuleSteps*>> all = {
       {"freeze", &freezeSteps()},
+      {"optimize_for_inference", &optimizeForInferenceSteps()},
       {"standalone_freeze", &standaloneSteps()},
   };
   return all;
@@ -459,9 +487,20 @@ void ProfilingExecutorPlan(const std::shared_ptr<Graph>& plan) {
   runSteps(profilingPlanSteps(), run);
 }
 
-std::vector<std::string> FreezeModule(const Module& module) {
-  ModuleRun run{module};
+std::vector<std::string> FreezeModule(
+    const Module& frozen,
+    bool simple_executor) {
+  ModuleRun run{frozen, simple_executor};
   runSteps(freezeSteps(), run);
+  return std::move(run.changed);
+}
+
+std::vector<std::string> OptimizeForInference(
+    const Module& frozen,
+    bool simple_executor,
+    const std::vector<std::string>& other_methods) {
+  ModuleRun run{frozen, simple_executor, other_methods};
+  runSteps(optimizeForInferenceSteps(), run);
   return std::move(run.changed);
 }
 
@@ -474,13 +513,13 @@ std::vector<PipelineStep> PipelineSteps() {
   std::vector<PipelineStep> all;
   for (const auto& [pipeline, steps] : graphPipelines()) {
     for (const GraphStep& step : *steps) {
-      all.push_back({pipeline, step.name, step.header, true});
+      all.push_back({pipeline, step.name, step.header, true, false});
     }
   }
   for (const auto& [pipeline, steps] : modulePipelines()) {
     for (const ModuleStep& step : *steps) {
       all.push_back(
-          {pipeline, step.name, step.header, step.on_graph != nullptr});
+          {pipeline, step.name, step.header, step.on_graph != nullptr, true});
     }
   }
   return all;
@@ -559,7 +598,7 @@ std::shared_ptr<Graph> RunGraphPipeline(
         false,
         "jitamp: no graph pipeline named '",
         name,
-        "' (freeze and standalone_freeze run on a model)");
+        "' (the freeze pipelines run on a model)");
   }
   return graph;
 }

@@ -42,11 +42,23 @@ void ProfilingExecutorPlan(const std::shared_ptr<torch::jit::Graph>& plan);
 // in place for jitamp.export: inlined, then explicit_scopes_for_export.h.
 void ExportGraph(const std::shared_ptr<torch::jit::Graph>& graph);
 
-// "freeze": after torch.jit.freeze of a rewritten module (every method of
-// the module and its submodules). Throws if a graph it would change has
+// "freeze": `frozen`, the copy torch.jit.freeze made of a module jitamp
+// rewrote (every method of it and its submodules), rewritten and
+// configured as the original (`simple_executor`: RewriteOptions), then its
+// casts of frozen weights folded. Throws if a graph it would change has
 // already run. Returns the qualified names of the methods whose casts it
 // folded.
-std::vector<std::string> FreezeModule(const torch::jit::Module& module);
+std::vector<std::string> FreezeModule(
+    const torch::jit::Module& frozen,
+    bool simple_executor);
+
+// "optimize_for_inference": the same for torch.jit.optimize_for_inference,
+// whose own passes (torch::jit::optimize_for_inference on forward and
+// `other_methods`) run between the rewrite and the fold.
+std::vector<std::string> OptimizeForInference(
+    const torch::jit::Module& frozen,
+    bool simple_executor,
+    const std::vector<std::string>& other_methods);
 
 // "standalone_freeze": `frozen`, a module torch.jit.freeze made, becomes a
 // model without any jitamp op (runs on stock TorchScript, exact for callers
@@ -62,6 +74,7 @@ struct PipelineStep {
   std::string header; // where the pass is, under csrc/jit_autocast/
   bool on_graph; // RunGraphPass takes it (a module step may run a graph
                  // pass on each method)
+  bool on_model; // the pipeline runs on a frozen model (RunModulePasses)
 };
 
 // Every step, pipelines in the order above, steps in the order they run.
@@ -81,10 +94,9 @@ std::shared_ptr<torch::jit::Graph> RunGraphPipeline(
     const std::string& name,
     const std::shared_ptr<torch::jit::Graph>& graph);
 
-// Runs the steps `names` of the module pipelines ("freeze",
-// "standalone_freeze") in order on `module`, a module torch.jit.freeze
-// made (`jitamp opt --passes` on a model). Throws ValueError for a name
-// that is not a step of them.
+// Runs the steps `names` of the module pipelines (those on_model) in
+// order on `module`, a module torch.jit.freeze made (`jitamp opt --passes`
+// on a model). Throws ValueError for a name that is not a step of them.
 void RunModulePasses(
     const std::vector<std::string>& names,
     const torch::jit::Module& module,

@@ -4,7 +4,8 @@ Every sequence of passes jitamp runs is written once, in
 csrc/jit_autocast/pipeline/pipeline.cpp; `PIPELINES` is read from there
 (`jitamp passes` prints it, docs/passes.md shows it). `run(names, graph)`
 runs graph passes of the list alone, `run_pipeline(name, graph)` one graph
-pipeline and `run_on_module(names, frozen)` steps of the freeze pipelines,
+pipeline and `run_on_module(names, frozen)` steps of the freeze pipelines
+(MODULE_PIPELINES),
 as `jitamp opt` does for IR tests and for looking at what one step does. The policy
 table that insert_smart_casts reads is in `policy`.
 """
@@ -23,6 +24,7 @@ class Step(NamedTuple):
     name: str
     header: str  # where the pass is, under csrc/jit_autocast/ (or torch's)
     on_graph: bool  # run() takes it (a module step may run a graph pass on each method)
+    on_model: bool  # a step of a freeze pipeline, which runs on a frozen model
 
 
 #: Every step jitamp runs, pipelines in the order they apply, steps in order.
@@ -38,9 +40,12 @@ del _step
 GRAPH_PASSES: frozenset[str] = frozenset(step.name for step in STEPS if step.on_graph)
 
 
-#: The graph pipelines run_pipeline() takes (the others run on a model).
-GRAPH_PIPELINES: tuple[str, ...] = tuple(
-    name for name in PIPELINES if name not in ("freeze", "standalone_freeze"))
+#: The freeze pipelines, which run on a frozen model (run_on_module()
+#: takes their steps).
+MODULE_PIPELINES: tuple[str, ...] = tuple(dict.fromkeys(step.pipeline for step in STEPS if step.on_model))
+
+#: The graph pipelines run_pipeline() takes.
+GRAPH_PIPELINES: tuple[str, ...] = tuple(name for name in PIPELINES if name not in MODULE_PIPELINES)
 
 
 def run(names: str | Sequence[str], graph: torch._C.Graph) -> bool:
@@ -58,8 +63,8 @@ def run_pipeline(name: str, graph: torch._C.Graph) -> torch._C.Graph:
 
 def run_on_module(names: Sequence[str], frozen: torch.jit.ScriptModule, *,
                   simple_executor: bool = True) -> None:
-    """Run steps of the "freeze" and "standalone_freeze" pipelines, in
-    order, on `frozen`, a module torch.jit.freeze made."""
+    """Run steps of the freeze pipelines (MODULE_PIPELINES), in order, on
+    `frozen`, a module torch.jit.freeze made."""
     _C.run_module_passes(list(names), frozen._c, simple_executor)
 
 
@@ -103,6 +108,7 @@ __all__ = [
     "GRAPH_PASSES",
     "Step",
     "GRAPH_PIPELINES",
+    "MODULE_PIPELINES",
     "run",
     "run_pipeline",
     "run_on_module",
