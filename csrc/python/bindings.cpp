@@ -218,8 +218,8 @@ PYBIND11_MODULE(_C, m) {
         }
         return steps;
       },
-      "(pipeline, pass, header, on_graph, on_model) for every step jitamp runs, in "
-      "order (pipeline.h): the one pass list.");
+      "(pipeline, pass, header, on_graph, on_model) for every step jitamp "
+      "runs, in order (pipeline.h): the one pass list.");
 
   m.def(
       "run_passes",

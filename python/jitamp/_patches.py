@@ -251,7 +251,8 @@ AT_IMPORT: tuple[Patch, ...] = (
             "JIT autocast), not as jitamp configured the original, and casts frozen weights at every call"),
     Replace(_freeze, "optimize_for_inference", _loader.optimizing_rewritten, also=[torch.jit], once=True,
             because="torch.jit.optimize_for_inference freezes (as torch.jit.freeze) and then runs passes of its "
-            "own, after which the casts of frozen weights are folded"),
+            "own, which must see each weight behind its cast: they run inside jitamp's pipeline, between the "
+            "rewrite and the fold"),
 )
 
 ON_FIRST_USE: tuple[Patch, ...] = (

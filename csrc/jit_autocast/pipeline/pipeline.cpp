@@ -332,10 +332,21 @@ const ModuleStep kRewriteModule = {
       RewriteModule(run.module, RewriteOptions{run.simple_executor});
     }};
 
-// What every freeze pipeline does after the rewrite: the casts of frozen
-// weights done.
-const ModuleSteps& foldSteps() {
-  static const ModuleSteps steps = {
+const ModuleStep kPreoptimizeModule = {
+    "preoptimize_module", "pipeline/function_rewrite.h",
+    [](ModuleRun& run) { PreoptimizeModule(run.module); }};
+
+// What a frozen model with jitamp's ops ends with (not standalone ones).
+const ModuleSteps kEndWithJitampOps = {
+    {"pool_channels_last", "passes/pool_channels_last.h",
+     [](ModuleRun& run) { PoolChannelsLastInModule(run.module); },
+     PoolChannelsLast},
+    kPreoptimizeModule,
+};
+
+// A freeze pipeline: `before`, the casts of frozen weights done, `after`.
+ModuleSteps folding(ModuleSteps before, const ModuleSteps& after) {
+  const ModuleSteps fold = {
       {"repair_frozen_call_stacks", "repairs/repair_frozen_call_stacks.h",
        [](ModuleRun& run) { RepairFrozenCallStacks(run.module); }},
       {"fold_static_casts", "passes/fold_static_casts.h",
@@ -344,29 +355,14 @@ const ModuleSteps& foldSteps() {
       {"keep_constants_apart", "passes/keep_constants_apart.h",
        [](ModuleRun& run) { KeepConstantsApartInModule(run.module); }},
   };
-  return steps;
-}
-
-const ModuleStep kPreoptimizeModule = {
-    "preoptimize_module", "pipeline/function_rewrite.h",
-    [](ModuleRun& run) { PreoptimizeModule(run.module); }};
-
-// `first`, then the fold, then what a frozen model with jitamp's ops ends
-// with.
-ModuleSteps foldingAfter(ModuleSteps first) {
-  const ModuleSteps& fold = foldSteps();
-  first.insert(first.end(), fold.begin(), fold.end());
-  // jitamp's ops: not in standalone models
-  first.push_back(
-      {"pool_channels_last", "passes/pool_channels_last.h",
-       [](ModuleRun& run) { PoolChannelsLastInModule(run.module); },
-       PoolChannelsLast});
-  first.push_back(kPreoptimizeModule);
-  return first;
+  before.insert(before.end(), fold.begin(), fold.end());
+  before.insert(before.end(), after.begin(), after.end());
+  return before;
 }
 
 const ModuleSteps& freezeSteps() {
-  static const ModuleSteps steps = foldingAfter({kRewriteModule});
+  static const ModuleSteps steps =
+      folding({kRewriteModule}, kEndWithJitampOps);
   return steps;
 }
 
@@ -376,42 +372,37 @@ const ModuleSteps& freezeSteps() {
 // MKLDNN repacking or linear concatenation of cast weights, whose numerics
 // are not eager's).
 const ModuleSteps& optimizeForInferenceSteps() {
-  static const ModuleSteps steps = foldingAfter({
-      kRewriteModule,
-      {"torch_optimize_for_inference", "torch/csrc/jit/api/module.h",
-       [](ModuleRun& run) {
-         optimize_for_inference(run.module, run.other_methods);
-       }},
-  });
+  static const ModuleSteps steps = folding(
+      {kRewriteModule,
+       {"torch_optimize_for_inference", "torch/csrc/jit/api/module.h",
+        [](ModuleRun& run) {
+          optimize_for_inference(run.module, run.other_methods);
+        }}},
+      kEndWithJitampOps);
   return steps;
 }
 
 const ModuleSteps& standaloneSteps() {
-  static const ModuleSteps steps = [] {
-    ModuleSteps all = {kRewriteModule};
-    const ModuleSteps& fold = foldSteps();
-    all.insert(all.end(), fold.begin(), fold.end());
-    all.push_back(kPreoptimizeModule);
-    const ModuleSteps rest = {
-        {"static_scope_obstacles", "passes/strip_static_scopes.h",
-         [](ModuleRun& run) { checkNoObstacles(run.module); }},
-        {"strip_static_scopes", "passes/strip_static_scopes.h",
-         [](ModuleRun& run) {
-           for (const auto& entry : methodGraphs(run.module)) {
-             StripStaticScopes(entry.second);
-           }
-         },
-         StripStaticScopes},
-        // Stock executors run it: keep what they would split apart whole.
-        {"keep_addmm_whole_in_module", "passes/keep_addmm_whole.h",
-         [](ModuleRun& run) { KeepAddmmWholeInModule(run.module); }},
-        {"keep_mms_unbatched", "passes/keep_mms_unbatched.h",
-         [](ModuleRun& run) { KeepMMsUnbatchedInModule(run.module); }},
-        kPreoptimizeModule,
-    };
-    all.insert(all.end(), rest.begin(), rest.end());
-    return all;
-  }();
+  static const ModuleSteps steps = folding(
+      {kRewriteModule},
+      {
+          kPreoptimizeModule,
+          {"static_scope_obstacles", "passes/strip_static_scopes.h",
+           [](ModuleRun& run) { checkNoObstacles(run.module); }},
+          {"strip_static_scopes", "passes/strip_static_scopes.h",
+           [](ModuleRun& run) {
+             for (const auto& entry : methodGraphs(run.module)) {
+               StripStaticScopes(entry.second);
+             }
+           },
+           StripStaticScopes},
+          // Stock executors run it: keep what they would split apart whole.
+          {"keep_addmm_whole_in_module", "passes/keep_addmm_whole.h",
+           [](ModuleRun& run) { KeepAddmmWholeInModule(run.module); }},
+          {"keep_mms_unbatched", "passes/keep_mms_unbatched.h",
+           [](ModuleRun& run) { KeepMMsUnbatchedInModule(run.module); }},
+          kPreoptimizeModule,
+      });
   return steps;
 }
 
