@@ -1073,6 +1073,42 @@ def test_standalone_runs_in_stock_torch_without_jitamp(cls, tmp_path):
     assert done.returncode == 0 and done.stdout.strip().endswith("done"), done.stderr[-3000:]
 
 
+STOCK_OPTIMIZED_PROGRAM = """
+import sys
+import torch
+m = torch.jit.load({path!r})
+assert "jitamp" not in sys.modules
+x, expected = torch.load({data!r}, weights_only=True)
+with torch.no_grad():
+    assert torch.equal(m(x), expected)
+    optimized = torch.jit.optimize_for_inference(m)
+    got = [optimized(x) for _ in range(3)][-1]
+kinds = {{n.kind() for n in optimized.graph.nodes()}}
+print(got.dtype, "aten::linear" in kinds, "aten::matmul" in kinds, torch.equal(got, expected))
+"""
+
+
+def test_standalone_through_torchs_optimize_for_inference_is_torchs(tmp_path):
+    """What docs/frozen.md says of a standalone model served through
+    torch.jit.optimize_for_inference without jitamp: torch's own passes,
+    which see its folded cast weights, make each linear of a constant
+    weight a matmul and an add (FrozenLinearTranspose), where the model as
+    saved is eager's. (Whether that rounds differently from eager's linear
+    depends on the CPU's bfloat16 kernels: not asserted.)"""
+    model, frozen = standalone(MLP)
+    x = inputs(MLP)[0]
+    with torch.no_grad():
+        expected = model(x)
+    with torchscript_deprecation_ignored():
+        torch.jit.save(frozen, str(tmp_path / "frozen.pt"))
+    torch.save((x, expected), str(tmp_path / "data.pt"))
+    done = oracle.run_program(tmp_path, textwrap.dedent(STOCK_OPTIMIZED_PROGRAM).format(
+        path=str(tmp_path / "frozen.pt"), data=str(tmp_path / "data.pt")))
+    assert done.returncode == 0, done.stderr[-3000:]
+    dtype, linear, matmul, _ = done.stdout.split()
+    assert (dtype, linear, matmul) == (str(expected.dtype), "False", "True"), done.stdout
+
+
 # (An error raised in code that freezing inlined from a submodule:
 # tests/test_repairs.py, repair_frozen_call_stacks.)
 

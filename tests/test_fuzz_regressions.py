@@ -95,7 +95,8 @@ a formula that saves a view eager's derivative does not, so that where an
 in-place op changes a tensor backward needs, the error names that view
 (finding 18, "known:profiling-saved-by-formula"). Of dead code: a callee's
 dead `out=` write, deleted from its own plan and kept where a caller's loop
-inlines it ("known:dead-code").
+inlines it, and a frozen model's `out=` write before a submodule that only
+raises, which the model saved and loaded drops ("known:dead-code").
 """
 import importlib.util
 import io
@@ -1139,6 +1140,59 @@ def test_torchscript_and_frozen_differences_recognized(name, kind):
     model past a dead op of a callee with a dynamic scope, raising another
     class of error further on (runner)."""
     assert _run(name).kind == kind
+
+
+class _RaisesOnly(torch.nn.Module):
+    def forward(self, a: torch.Tensor) -> torch.Tensor:
+        raise RuntimeError("only raises")
+
+
+class _WritesThenCallsWhatRaises(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.sub = _RaisesOnly()
+
+    def forward(self, x: torch.Tensor) -> List[torch.Tensor]:
+        out = x.double() + 1.0
+        torch.softmax(x, 1, out=out)  # eager: out's dtype error
+        return [out, self.sub(x)]
+
+
+def test_frozen_saved_drops_a_dead_out_write_is_torchscripts():
+    """Plain TorchScript (no jitamp, no autocast): a frozen model raises an
+    out= write's dtype error, as eager and the scripted model do; saved and
+    loaded, it raises the submodule's error instead. Loading compiles the
+    code again with the submodule inlined, whose raise ends the graph, and
+    the dead code elimination that reads aliases drops the write, which
+    nothing live reads (torchscript_frozen_saved_drops_an_out_write_before_a_callees_raise.py)."""
+    x = torch.ones(2, 2)
+    model = _WritesThenCallsWhatRaises().eval()
+    out_dtype = "Expected out tensor to have dtype float, but got double"
+    with pytest.raises(RuntimeError, match=out_dtype):
+        model(x)
+    frozen = torch.jit.freeze(oracle.script_without_jitamp(model))
+    buffer = io.BytesIO()
+    torch.jit.save(frozen, buffer)
+    buffer.seek(0)
+    loaded = torch.jit.load(buffer)
+    for _ in range(2):  # the first call and the executor's plan
+        with pytest.raises(RuntimeError, match=out_dtype):
+            frozen(x)
+        with pytest.raises(torch.jit.Error, match="only raises"):
+            loaded(x)
+
+
+@pytest.mark.skipif(not hasattr(torch._C, "_jit_pass_dce_graph"),
+                    reason="this torch (2.4.1 among them) does not bind the dead code elimination "
+                           "that reads aliases: the runner's alias-blind fallback keeps the write")
+def test_frozen_saved_out_write_before_a_callees_raise_recognized():
+    """Seed 125, index 1889: the frozen model saved and loaded drops an out=
+    softmax before a submodule that only raises, whose error eager raises.
+    The profiling executor made no plan at the first call, which differs:
+    the runner eliminates dead code in the model's graph as every executor
+    does (runner._frozen_graphs)."""
+    result = _run("torchscript_frozen_saved_drops_an_out_write_before_a_callees_raise.py")
+    assert result.kind == "known:dead-code", (result.kind, result.message)
 
 
 @pytest.mark.parametrize("name", [

@@ -854,14 +854,25 @@ def _frozen_graphs(frozen: Any) -> list[torch._C.Graph]:
     scripted helper's cdist in a loop of two feeds the next iteration's
     condition only, and the second iteration's body is dead once the loop
     is unrolled), else, where it has none or one holds a subgraph (a fusion
-    group's ops are no block's), its forward's graph, callees inlined."""
+    group's ops are no block's), its forward's graph, callees inlined, with
+    the dead code elimination every executor runs before the first call.
+    That one reads aliases: it drops a write nothing live reads, which
+    _live_lines counts as live (seed 125, index 1889: an out= softmax of a
+    loaded model, whose graph ends in a raise once loading inlined a callee
+    that only raises; the profiling executor's plan is not made yet when
+    the first call differs)."""
     try:
         plans = [plan.graph for plan in frozen.get_debug_state().execution_plans.values()]
     except RuntimeError:  # no plan yet (or no executor state to read)
         plans = []
     if not plans or any(n.hasAttribute("Subgraph") for g in plans for n in graph_nodes(g)):
         plans = [frozen.forward.graph]
-    return [_inlined(graph) for graph in plans]
+    graphs = [_inlined(graph) for graph in plans]
+    # (torch 2.4.1 binds only the alias-blind pass, which keeps every write)
+    eliminate = getattr(torch._C, "_jit_pass_dce_graph", torch._C._jit_pass_dce)
+    for graph in graphs:
+        eliminate(graph)
+    return graphs
 
 
 def _forks_inlined(graph: torch._C.Graph) -> torch._C.Graph:
